@@ -1,0 +1,1 @@
+"""Reference bots: gRPC clients of the bridge that import only the contract (``vae``)."""

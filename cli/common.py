@@ -1,0 +1,83 @@
+"""Shared options and output helpers for every ``vae`` command.
+
+Exit codes: 0 ok, 1 failed (the work ran and did not succeed, or the store
+refused), 2 usage (click's own, and bad references such as an unknown run).
+Every option can be set from the environment: the common ones have explicit
+names (``VAE_DB``, ``VAE_BRIDGE``, ``VAE_SCORER``, ``VAE_TOKEN``,
+``VAE_LOG_LEVEL``), the rest follow click's ``VAE_<COMMAND>_<OPTION>``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from recordings.errors import RunSelectionError, StoreError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_DB = "vae.db"
+
+db_option = click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_DB,
+    show_default=True,
+    envvar="VAE_DB",
+    help="The vae database file (env VAE_DB).",
+)
+json_option = click.option(
+    "--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout."
+)
+log_level_option = click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
+    default="info",
+    show_default=True,
+    envvar="VAE_LOG_LEVEL",
+    help="Logging verbosity (env VAE_LOG_LEVEL).",
+)
+token_option = click.option(
+    "--token",
+    envvar="VAE_TOKEN",
+    default=None,
+    help="Bearer token: a server requires it, a client sends it (env VAE_TOKEN).",
+)
+
+
+def setup_logging(level: str) -> None:
+    logging.basicConfig(
+        level=getattr(logging, level.upper()),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+def print_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def store_errors(func: F) -> F:
+    """Turn store errors into clear messages and the documented exit codes."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except RunSelectionError as exc:
+            raise click.UsageError(str(exc)) from exc
+        except FileNotFoundError as exc:
+            raise click.UsageError(str(exc)) from exc
+        except StoreError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+
+    return wrapper  # type: ignore[return-value]

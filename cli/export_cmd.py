@@ -1,0 +1,68 @@
+"""``vae export``: audio, transcripts and events of recorded sessions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from cli.common import db_option, json_option, print_json, store_errors
+from recordings.export import export_session
+from recordings.reader import RecordingReader
+from recordings.selection import select_run
+
+
+@click.command("export")
+@click.argument("run")
+@click.option("--session", "session_ids", multiple=True, help="Only this session (repeatable).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["wav", "flac", "json"]),
+    default="wav",
+    show_default=True,
+    help="wav/flac: stereo (user left, agent right) plus mono per side; json: transcript, "
+    "events and final states.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("export"),
+    show_default=True,
+    help="Directory to write into.",
+)
+@db_option
+@json_option
+@store_errors
+def export_command(
+    run: str,
+    session_ids: tuple[str, ...],
+    fmt: str,
+    out_dir: Path,
+    db_path: Path,
+    as_json: bool,
+) -> None:
+    """Export RUN (exact id or unique prefix) as audio files or JSON."""
+    with RecordingReader(db_path) as reader:
+        run_id = select_run(reader, run)
+        sessions = reader.sessions(run_id)
+        if session_ids:
+            known = {s.session_id for s in sessions}
+            missing = [s for s in session_ids if s not in known]
+            if missing:
+                raise click.UsageError(f"run {run_id} has no session {missing[0]!r}")
+            sessions = [s for s in sessions if s.session_id in session_ids]
+        written: list[Path] = []
+        target = out_dir / run_id
+        with click.progressbar(sessions, label=f"exporting {run_id}", file=None) as bar:
+            for s in bar:
+                written.extend(export_session(reader, s.session_id, target, fmt))
+    if as_json:
+        print_json({"run_id": run_id, "files": [str(p) for p in written]})
+    else:
+        click.echo(f"wrote {len(written)} files to {target}")
+
+
+COMMANDS: list[click.Command] = [export_command]

@@ -1,0 +1,67 @@
+"""The store: one SQLite file holding runs, sessions, audio, events, final
+states, scorings and scores.
+
+Uses only the standard library, numpy, soundfile and aiosqlite (DESIGN.md §1):
+no protobuf, no service code. Write through :func:`open_writer` (one writer per
+file per process); read with :class:`RecordingReader`.
+"""
+
+from recordings.errors import (
+    AmbiguousRunError,
+    RunNotFoundError,
+    RunSelectionError,
+    ScenarioError,
+    SchemaError,
+    SchemaTooNewError,
+    StoreError,
+    WriterClosedError,
+)
+from recordings.models import (
+    ArtifactRecord,
+    Channel,
+    EventKind,
+    EventRecord,
+    FinalStateRecord,
+    RunRecord,
+    RunScenario,
+    RunStatus,
+    ScoreRecord,
+    ScoringRecord,
+    SegmentRecord,
+    SessionRecord,
+    SessionStatus,
+    Side,
+    Verdict,
+)
+from recordings.reader import ChannelAudio, RecordingReader
+from recordings.writer import RecordingWriter, open_writer
+
+__all__ = [
+    "AmbiguousRunError",
+    "ArtifactRecord",
+    "Channel",
+    "ChannelAudio",
+    "EventKind",
+    "EventRecord",
+    "FinalStateRecord",
+    "RecordingReader",
+    "RecordingWriter",
+    "RunNotFoundError",
+    "RunRecord",
+    "RunScenario",
+    "RunSelectionError",
+    "RunStatus",
+    "ScenarioError",
+    "SchemaError",
+    "SchemaTooNewError",
+    "ScoreRecord",
+    "ScoringRecord",
+    "SegmentRecord",
+    "SessionRecord",
+    "SessionStatus",
+    "Side",
+    "StoreError",
+    "Verdict",
+    "WriterClosedError",
+    "open_writer",
+]

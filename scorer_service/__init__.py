@@ -1,0 +1,1 @@
+"""The scorer service: offline scoring of recorded runs (DESIGN.md §8)."""
