@@ -43,9 +43,7 @@ class RunNotFoundError(RunSelectionError):
 class AmbiguousRunError(RunSelectionError):
     def __init__(self, ref: str, candidates: list[str]) -> None:
         listed = ", ".join(candidates[:20]) + (" ..." if len(candidates) > 20 else "")
-        super().__init__(
-            f"{ref!r} matches {len(candidates)} runs: {listed}; give more of the id"
-        )
+        super().__init__(f"{ref!r} matches {len(candidates)} runs: {listed}; give more of the id")
         self.ref = ref
         self.candidates = candidates
 

@@ -71,7 +71,9 @@ class RecordingReader:
         self.close()
 
     # ------------------------------------------------------------ runs
-    _RUN_COLS = "run_id, created_ns, finished_ns, status, options_json, vae_version, tags_json, source"
+    _RUN_COLS = (
+        "run_id, created_ns, finished_ns, status, options_json, vae_version, tags_json, source"
+    )
 
     def _run(self, row: tuple[Any, ...]) -> RunRecord:
         return RunRecord(

@@ -117,7 +117,8 @@ class Scenario:
     initialization_actions: list[dict[str, Any]] = field(default_factory=list)
     success_signals: list[SuccessSignal] = field(default_factory=lambda: list(SuccessSignal))
     noise: NoiseConfig | None = None
-    #: ``module:function`` called as f(agent_db, user_db, action) -> {"agent": {...}, "user": {...}}.
+    #: ``module:function`` called as f(agent_db, user_db, action) returning per-side
+    #: deltas ``{"agent": {...}, "user": {...}}``.
     sync_hook: str | None = None
     tags: list[str] = field(default_factory=list)
 

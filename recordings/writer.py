@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -213,8 +214,7 @@ class RecordingWriter:
                 await self._rollback()
                 await self._commit_rows_one_by_one(groups, exc)
                 return
-            rows = sum(len(r) for _, r in groups)
-            self.rows_written += rows
+            self.rows_written += sum(len(r) for _, r in groups)
             self.batches_written += 1
             return
 
@@ -336,8 +336,7 @@ class RecordingWriter:
 
     async def mark_superseded(self, session_id: str, reason: str) -> None:
         await self.execute(
-            "UPDATE sessions SET status = 'superseded', superseded_reason = ?"
-            " WHERE session_id = ?",
+            "UPDATE sessions SET status = 'superseded', superseded_reason = ? WHERE session_id = ?",
             (reason, session_id),
         )
 
@@ -468,7 +467,7 @@ async def open_writer(path: str | Path, **options: Any) -> AsyncIterator[Recordi
 
     The first user starts it; the last one out flushes and closes it.
     """
-    key = (id(asyncio.get_running_loop()), str(Path(path).resolve()))
+    key = (id(asyncio.get_running_loop()), os.path.abspath(path))
     if key in _writers:
         writer, users = _writers[key]
         _writers[key] = (writer, users + 1)

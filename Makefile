@@ -1,0 +1,46 @@
+# vae — the two commands a newcomer needs are `make demo` and `make test`.
+PYTHON ?= python3
+PIP := $(PYTHON) -m pip
+# Optional setup scripts of the integrations (browser for the report test,
+# Node packages for the Node example, pipecat's own venv); each is idempotent.
+SETUP_SCRIPTS := $(wildcard scripts/ci_setup_browser.sh scripts/ci_setup_node.sh scripts/setup_pipecat_env.sh)
+
+.PHONY: install dev demo test test-deps check lint typecheck protos protos-check bench clean
+
+install:  ## install vae (runtime only) and put `vae` on PATH
+	$(PIP) install -q -e .
+	@command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
+
+demo: install  ## install, then run the whole product once on the embedded defaults
+	vae demo
+
+dev:  ## install vae with the development tools
+	$(PIP) install -q -e '.[dev]'
+	@command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
+
+test-deps: dev
+	@for s in $(SETUP_SCRIPTS); do echo "== $$s"; bash $$s || exit 1; done
+
+test: test-deps  ## install what the tests need, then run them
+	$(PYTHON) -m pytest
+
+lint: dev
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m ruff format --check .
+
+typecheck: dev
+	$(PYTHON) -m mypy
+
+protos:  ## regenerate vae/*/v1 from protos/ (the only way they are produced)
+	$(PYTHON) scripts/gen_protos.py
+
+protos-check: dev protos  ## fail when the committed generated code differs from a regeneration
+	@git status --porcelain -- vae protos | grep . && { echo "generated code drifted: run 'make protos' and commit"; git diff --stat -- vae; exit 1; } || echo "generated code is up to date"
+
+check: lint typecheck protos-check  ## lint, format, types, generated-code drift
+
+bench: dev  ## run the benchmarks (quick sizes; see benchmarks/README.md for full runs)
+	@for b in benchmarks/*.py; do echo "== $$b"; $(PYTHON) $$b --quick || exit 1; done
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

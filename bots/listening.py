@@ -1,0 +1,103 @@
+"""Hearing the peer: energy-based detection of its speech on the received audio.
+
+A reference bot has no speech recogniser; it takes turns the way a phone
+caller does without understanding words — it waits until the line has been
+quiet for a while after the peer spoke. The bridge delivers the peer's audio
+continuously on its open-mic clock (silence when the peer is quiet), so the
+received sample count is a clock and every boundary is placed on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ListenSettings:
+    #: Frames louder than this (RMS, dBFS) count as speech.
+    threshold_dbfs: float = -38.0
+    #: Speech must last this long before it counts (ignores clicks).
+    min_speech_ms: float = 60.0
+    #: Quiet this long after speech ends the peer's turn.
+    end_silence_ms: float = 500.0
+
+
+def rms_dbfs(pcm: np.ndarray) -> float:
+    if len(pcm) == 0:
+        return -120.0
+    x = pcm.astype(np.float64) / 32768.0
+    return float(10.0 * np.log10(np.mean(x * x) + 1e-12))
+
+
+class PeerListener:
+    """Tracks the peer's speech segments; coroutines wait on its counters.
+
+    ``starts`` counts the peer's speech onsets and ``ends`` its completed
+    turns (speech followed by ``end_silence_ms`` of quiet). Waiters compare
+    against a value they noted earlier, so no boundary is ever missed between
+    a check and a wait.
+    """
+
+    def __init__(self, sample_rate: int, settings: ListenSettings | None = None) -> None:
+        self.sample_rate = sample_rate
+        self.settings = settings or ListenSettings()
+        self.samples_heard = 0
+        self.starts = 0
+        self.ends = 0
+        self.speaking = False
+        #: Received-sample offsets of the latest onset and turn end.
+        self.last_start_offset = -1
+        self.last_end_offset = -1
+        self._loud_run = 0
+        self._quiet_run = 0
+        self._candidate_start = 0
+        self._changed = asyncio.Condition()
+
+    async def feed(self, pcm: bytes) -> None:
+        """Process one received frame (PCM16 LE mono)."""
+        samples = np.frombuffer(pcm, dtype="<i2")
+        n = len(samples)
+        loud = rms_dbfs(samples) > self.settings.threshold_dbfs
+        offset = self.samples_heard
+        self.samples_heard += n
+        if loud:
+            if self._loud_run == 0:
+                self._candidate_start = offset
+            self._loud_run += n
+            self._quiet_run = 0
+            if not self.speaking and self._ms(self._loud_run) >= self.settings.min_speech_ms:
+                self.speaking = True
+                self.starts += 1
+                self.last_start_offset = self._candidate_start
+        else:
+            self._loud_run = 0
+            self._quiet_run += n
+            if self.speaking and self._ms(self._quiet_run) >= self.settings.end_silence_ms:
+                self.speaking = False
+                self.ends += 1
+                self.last_end_offset = self.samples_heard - self._quiet_run
+        # Always wake waiters: clock waits (wait_heard) advance on every frame.
+        async with self._changed:
+            self._changed.notify_all()
+
+    def _ms(self, samples: int) -> float:
+        return samples * 1000.0 / self.sample_rate
+
+    async def wait_turn_end(self, after: int) -> None:
+        """Wait until the peer has completed more than ``after`` turns."""
+        async with self._changed:
+            await self._changed.wait_for(lambda: self.ends > after)
+
+    async def wait_speech_start(self, after: int) -> None:
+        """Wait until the peer has started speaking more than ``after`` times."""
+        async with self._changed:
+            await self._changed.wait_for(lambda: self.starts > after)
+
+    async def wait_heard(self, samples: int) -> None:
+        """Wait until ``samples`` more samples have been received (a clock wait)."""
+        target = self.samples_heard + samples
+        async with self._changed:
+            await self._changed.wait_for(lambda: self.samples_heard >= target)

@@ -1,0 +1,127 @@
+"""Bridge defaults and the resolved options of a run.
+
+Two layers: :class:`BridgeSettings` belong to the bridge process (limits that
+protect it, whatever a run asks for); :class:`RunSettings` are one run's
+options with every unset field filled from the defaults, exactly as recorded
+in ``runs.options_json`` so a resume runs with the same settings.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from bridge_service.connectors.base import ConnectorConfig
+
+#: Sample rates a bot may send or receive.
+MIN_RATE = 8000
+MAX_RATE = 48000
+
+
+class EndPolicy(enum.StrEnum):
+    TOOL_ONLY = "tool-only"
+    VALID_TERMINAL_STATE = "valid-terminal-state"
+
+
+class StopReason(enum.StrEnum):
+    """Recorded in ``sessions.stop_reason``; mirrors the proto enum."""
+
+    END_TOOL = "end_tool"
+    USER_HANG_UP = "user_hang_up"
+    INACTIVITY_TIMEOUT = "inactivity_timeout"
+    MAX_DURATION = "max_duration"
+    BOT_DISCONNECTED = "bot_disconnected"
+    BOT_ERROR = "bot_error"
+    CANCELLED = "cancelled"
+    SHUTDOWN = "shutdown"
+
+
+@dataclass(frozen=True)
+class BridgeSettings:
+    """Process-wide limits and timings of the bridge."""
+
+    address: str = "127.0.0.1:50051"
+    #: How long a Converse stream may wait for a session before WaitTimeout.
+    wait_timeout_s: float = 300.0
+    #: Largest PCM payload of one chunk (DESIGN.md §2: well under 25 KB).
+    max_chunk_bytes: int = 25_000
+    #: Audio buffered per direction beyond which a fast sender's audio is dropped.
+    max_buffer_ms: int = 2000
+    #: Frames queued towards a bot before audio to it is dropped (slow reader).
+    max_outgoing_frames: int = 125
+    #: Time after an EndConversation for the last words to be delivered.
+    end_grace_s: float = 1.0
+    #: How long the bridge waits for FinalState after SessionEnding.
+    final_state_timeout_s: float = 10.0
+    #: Largest final-state document per side (state or context), bytes.
+    max_final_state_bytes: int = 64 * 1024 * 1024
+    #: Energy detector used for turn counting and inactivity.
+    speech_threshold_dbfs: float = -45.0
+    speech_hangover_s: float = 0.5
+    speech_min_s: float = 0.06
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """A run's options, resolved. Field names match ``RunOptions`` in the proto."""
+
+    concurrency: int = 4
+    max_duration_s: float | None = None
+    inactivity_timeout_s: float = 120.0
+    end_policy: EndPolicy = EndPolicy.TOOL_ONLY
+    min_agent_turns: int = 0
+    auto_resume_on_stale: bool = True
+    auto_resume_on_insufficient_turns: bool = False
+    max_auto_retries: int = 1
+    auto_retry_backoff_s: float = 5.0
+    frame_ms: int = 16
+    jitter_buffer_ms: int = 80
+    seed: int = 0
+    tags: list[str] = field(default_factory=list)
+    share_transcripts: bool = False
+    strict_match: bool = False
+    user_connector: ConnectorConfig | None = None
+    agent_connector: ConnectorConfig | None = None
+    resample_quality: str = "HQ"
+    pairing_timeout_s: float = 60.0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["end_policy"] = str(self.end_policy)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunSettings:
+        """Rebuild recorded options (unknown keys are ignored: newer files)."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        if "end_policy" in values:
+            values["end_policy"] = EndPolicy(values["end_policy"])
+        for key in ("user_connector", "agent_connector"):
+            if isinstance(values.get(key), dict):
+                values[key] = ConnectorConfig(**values[key])
+        if "tags" in values:
+            values["tags"] = list(values["tags"])
+        return cls(**values)
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first option out of range."""
+        checks: list[tuple[bool, str, str]] = [
+            (self.concurrency >= 1, "concurrency", "must be at least 1"),
+            (
+                self.max_duration_s is None or self.max_duration_s > 0,
+                "max_duration_s",
+                "must be positive",
+            ),
+            (self.inactivity_timeout_s > 0, "inactivity_timeout_s", "must be positive"),
+            (self.auto_retry_backoff_s >= 0, "auto_retry_backoff_s", "must not be negative"),
+            (4 <= self.frame_ms <= 100, "frame_ms", "must be 4..100 ms"),
+            (0 <= self.jitter_buffer_ms <= 1000, "jitter_buffer_ms", "must be 0..1000 ms"),
+            (self.resample_quality in ("HQ", "MQ", "VHQ", "LQ"), "resample_quality",
+             "must be HQ, MQ, VHQ or LQ"),  # fmt: skip
+            (self.pairing_timeout_s > 0, "pairing_timeout_s", "must be positive"),
+        ]
+        for ok, name, problem in checks:
+            if not ok:
+                raise ValueError(f"options.{name}: {problem}")

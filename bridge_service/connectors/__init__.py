@@ -1,0 +1,19 @@
+"""Connectors: reach bots that are not gRPC clients (see ``base`` for the seam)."""
+
+from bridge_service.connectors.base import (
+    BotProtocolError,
+    ConnectorConfig,
+    ConnectorError,
+    SideEndpoint,
+    dial,
+    register_connector,
+)
+
+__all__ = [
+    "BotProtocolError",
+    "ConnectorConfig",
+    "ConnectorError",
+    "SideEndpoint",
+    "dial",
+    "register_connector",
+]

@@ -1,0 +1,270 @@
+"""The seam between a session and one bot: :class:`SideEndpoint`.
+
+A session never sees gRPC, WebSockets or protobuf. It talks to each side
+through one small interface, implemented by
+
+- the gRPC stream adapter (``bridge_service.servicer_converse``): a bot that
+  dialled ``BridgeService.Converse`` and is waiting in the pairing pool;
+- connectors: the run dials a bot that is not a gRPC client (a pipecat
+  WebSocket bot, ``bridge_service.connectors.pipecat``) once per session.
+
+Everything that crosses the seam is a plain dataclass defined here. Direction
+bot -> bridge (what :meth:`SideEndpoint.receive` yields): :class:`BotAudio`,
+:class:`BotEvent`, :class:`FinalStatePart`. Direction bridge -> bot (what the
+session hands to :meth:`SideEndpoint.send`): :class:`SessionStartInfo`,
+:class:`PeerAudio`, :class:`PeerEvent`, :class:`StateSyncOut`,
+:class:`NoticeOut`, :class:`SessionEndingOut`, :class:`SessionEndedOut`.
+
+Writing a connector:
+
+1. Subclass nothing; implement the :class:`SideEndpoint` protocol (a class
+   with the attributes and async methods below).
+2. Write a factory ``async def dial(config: ConnectorConfig, role: Side) ->
+   SideEndpoint`` that connects (raise :class:`ConnectorError` with a clear
+   message when the bot cannot be reached) and register it::
+
+       register_connector("mykind", "mypackage.mymodule:dial")
+
+   The target is imported lazily, the first time a run uses that kind, so a
+   connector's optional dependencies cost nothing when it is unused. The
+   built-in kinds are ``pipecat`` and ``fake`` (below, for tests).
+3. ``receive`` yields the bot's audio (PCM16 LE mono at ``send_rate``), events
+   (payloads follow the recorded-event convention in ``tests/factories.py``)
+   and, after :class:`SessionEndingOut`, the final state. It returns when the
+   bot leaves, and raises :class:`BotProtocolError` for input the bridge must
+   refuse (the session ends with ``bot_error`` and the detail is recorded).
+4. ``send`` must not block the session for long: audio frames
+   (:class:`PeerAudio`) arrive every frame_ms; when the bot cannot keep up,
+   drop audio and return False (the session records the drop), never control.
+5. ``close`` is called exactly once per session, also after failures.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from recordings.models import EventKind, Side
+
+
+class BotProtocolError(Exception):
+    """A bot sent something the bridge refuses; ``field`` names what was wrong."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}")
+        self.field = field
+        self.problem = problem
+
+
+class ConnectorError(Exception):
+    """A connector could not reach or configure its bot."""
+
+
+# ---------------------------------------------------------------- bot -> bridge
+@dataclass(frozen=True, slots=True)
+class BotInfo:
+    name: str = ""
+    version: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "version": self.version, "labels": dict(self.labels)}
+
+
+@dataclass(frozen=True, slots=True)
+class BotAudio:
+    """One chunk of a bot's own speech, PCM16 LE mono at the endpoint's send rate."""
+
+    sequence: int
+    sample_offset: int
+    pcm: bytes
+    sent_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class BotEvent:
+    """A non-audio event; ``payload`` uses the recorded-event convention.
+
+    ``problem`` is set when part of the event could not be used (for instance
+    malformed JSON in a tool call's arguments): the event is still recorded,
+    with the raw text kept in the payload, and the bot is told by a notice.
+    """
+
+    kind: EventKind
+    bot_ns: int
+    payload: dict[str, Any]
+    problem: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class JsonPiece:
+    """One chunk of a JSON document (see ``vae.common.v1.JsonChunk``)."""
+
+    offset: int
+    data: bytes
+    last: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FinalStatePart:
+    """Part of a bot's final state; the last part has ``done=True``."""
+
+    state: JsonPiece | None = None
+    context: JsonPiece | None = None
+    done: bool = False
+
+
+BotInput = BotAudio | BotEvent | FinalStatePart
+
+
+# ---------------------------------------------------------------- bridge -> bot
+@dataclass(frozen=True, slots=True)
+class SessionStartInfo:
+    run_id: str
+    session_id: str
+    scenario_name: str
+    attempt: int
+    role: Side
+    domain: str
+    system_prompt: str
+    tools: dict[str, dict[str, str]]
+    initial_state: dict[str, Any]
+    initialization_actions: list[dict[str, Any]]
+    side_config: dict[str, Any]
+    max_duration_ms: int
+    share_transcripts: bool
+    receive_rate: int
+
+
+@dataclass(frozen=True, slots=True)
+class PeerAudio:
+    """One open-mic frame of the peer's audio at the endpoint's receive rate."""
+
+    sequence: int
+    sample_offset: int
+    pcm: bytes
+    sent_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class PeerEvent:
+    """The peer's transcript, forwarded when the run shares transcripts."""
+
+    bot_ns: int
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StateSyncOut:
+    sequence: int
+    delta: dict[str, Any]
+    cause_call_id: str
+    cause_side: Side
+
+
+@dataclass(frozen=True, slots=True)
+class NoticeOut:
+    """Informational; ``code`` is one of the NoticeCode names in lower case."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEndingOut:
+    reason: str
+    detail: str
+    final_state_timeout_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEndedOut:
+    reason: str
+    clean_exit: bool
+
+
+BridgeOutput = (
+    SessionStartInfo
+    | PeerAudio
+    | PeerEvent
+    | StateSyncOut
+    | NoticeOut
+    | SessionEndingOut
+    | SessionEndedOut
+)
+
+
+class SideEndpoint(Protocol):
+    """One bot taking part in one session, as the session sees it."""
+
+    role: Side
+    bot: BotInfo
+    #: Rate of the PCM16 mono audio the bot sends, Hz.
+    send_rate: int
+    #: Rate the bot wants the peer's audio in, Hz.
+    receive_rate: int
+
+    def receive(self) -> AsyncIterator[BotInput]:
+        """The bot's messages in order; ends when the bot leaves."""
+        ...
+
+    async def send(self, message: BridgeOutput) -> bool:
+        """Deliver one message; False if it was dropped (audio to a slow reader)."""
+        ...
+
+    async def close(self, error: BotProtocolError | None = None) -> None:
+        """End this side; with ``error`` the bot is told what it did wrong."""
+        ...
+
+
+# ---------------------------------------------------------------- registry
+@dataclass(frozen=True, slots=True)
+class ConnectorConfig:
+    """How a run reaches a bot that is not a gRPC client."""
+
+    kind: str
+    url: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+Dial = Callable[[ConnectorConfig, Side], Awaitable[SideEndpoint]]
+
+_registry: dict[str, str | Dial] = {
+    "pipecat": "bridge_service.connectors.pipecat:dial",
+    "fake": "bridge_service.connectors.fake:dial",
+}
+
+
+def register_connector(kind: str, target: str | Dial) -> None:
+    """Register a connector kind: a ``"module:function"`` path or the factory itself."""
+    _registry[kind] = target
+
+
+def connector_kinds() -> list[str]:
+    return sorted(_registry)
+
+
+def resolve_connector(kind: str) -> Dial:
+    """The dial function of ``kind``, importing it on first use."""
+    target = _registry.get(kind)
+    if target is None:
+        raise ConnectorError(f"unknown connector kind {kind!r} (known: {connector_kinds()})")
+    if isinstance(target, str):
+        module_name, _, attr = target.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise ConnectorError(f"connector {kind!r} is not available: {exc}") from exc
+        dial: Any = getattr(module, attr, None)
+        if dial is None:
+            raise ConnectorError(f"connector {kind!r}: {target} does not exist")
+        _registry[kind] = dial
+        return dial  # type: ignore[no-any-return]
+    return target
+
+
+async def dial(config: ConnectorConfig, role: Side) -> SideEndpoint:
+    """Connect to the bot of ``role`` described by ``config``."""
+    return await resolve_connector(config.kind)(config, role)

@@ -1,0 +1,78 @@
+"""CLEAN_EXIT by the end policy, and token usage per side.
+
+End policies (the bridge's ``EndPolicy``):
+
+- ``tool-only`` (default): only the agent's end tool is a clean exit;
+- ``valid-terminal-state``: also the user's hang-up, or an inactivity timeout
+  whose last words were the user's (the agent answered and the caller had
+  nothing more to say).
+
+A session still running (no stop reason) is not applicable: it has not exited.
+Stop reasons are read in any spelling the store may hold (``end_tool``,
+``STOP_REASON_END_TOOL``, the established ``[EXIT]``/``[TIMEOUT]``).
+"""
+
+from __future__ import annotations
+
+from recordings.models import Verdict
+from scorer_service import signals
+from scorer_service.context import ScoringContext
+from scorer_service.scorers.base import SignalScore, info, passed_or_failed
+
+_ALIASES = {"[exit]": "end_tool", "[timeout]": "max_duration", "exit": "end_tool"}
+
+
+def normalise_stop_reason(value: str | None) -> str:
+    text = (value or "").strip().lower()
+    text = text.removeprefix("stop_reason_")
+    return _ALIASES.get(text, text)
+
+
+def is_clean_exit(reason: str, policy: str, last_speaker: str | None) -> bool:
+    if reason == "end_tool":
+        return True
+    if policy != "valid-terminal-state":
+        return False
+    if reason == "user_hang_up":
+        return True
+    return reason == "inactivity_timeout" and last_speaker == "user"
+
+
+class CleanExitScorer:
+    name = "clean_exit"
+    version = "1"
+    needs_audio = False
+
+    async def score(self, ctx: ScoringContext) -> list[SignalScore]:
+        reason = normalise_stop_reason(ctx.session.stop_reason)
+        detail: dict[str, object] = {
+            "stop_reason": ctx.session.stop_reason,
+            "end_policy": ctx.end_policy,
+        }
+        if not reason:
+            detail["reason"] = "the session has not ended"
+            return [SignalScore(signals.CLEAN_EXIT, Verdict.NOT_APPLICABLE, None, detail)]
+        spoken = [t for t in ctx.transcripts if t.text.strip()]
+        last = spoken[-1].side if spoken else None
+        detail["last_speaker"] = last
+        ok = is_clean_exit(reason, ctx.end_policy, last)
+        return [SignalScore(signals.CLEAN_EXIT, passed_or_failed(ok), None, detail)]
+
+
+class TokenUsageScorer:
+    """Token usage per side, summed from the bots' TokenUsage events."""
+
+    name = "tokens"
+    version = "1"
+    needs_audio = False
+
+    async def score(self, ctx: ScoringContext) -> list[SignalScore]:
+        out: list[SignalScore] = []
+        for side in ("user", "agent"):
+            totals = ctx.tokens.get(side)
+            if totals is None:
+                continue
+            out.append(info(signals.tokens_signal(side, "calls"), float(totals.calls)))
+            out.append(info(signals.tokens_signal(side, "prompt"), float(totals.prompt)))
+            out.append(info(signals.tokens_signal(side, "completion"), float(totals.completion)))
+        return out

@@ -1,0 +1,100 @@
+"""Names of everything the scorer stores in ``scores.signal``.
+
+One place, so the reports, the CLI and other languages agree on spelling.
+Every score's ``detail`` (``detail_json``) explains its verdict; the keys each
+signal stores are listed beside it.
+
+Success signals (the scenario's ``success_signals`` choose which gate the
+composites):
+
+- ``ACTION_MATCH`` — reference answer vs recorded write actions. detail:
+  ``reference``, ``prediction``, ``strict``, ``reason``.
+- ``DB_STATE_MATCH`` — canonical hash of each side's final state vs the
+  expected DB. detail: ``sides`` {side: {expected_hash, actual_hash, match,
+  diff[]}}.
+- ``DB_STATE_ASSERTION`` — declarative assertions and named predicates over the
+  final state. value: pass rate. detail: ``verdicts`` [{index, side, path|func_name,
+  op, expected, actual, passed, error, message}].
+- ``NL_ASSERTION`` — natural-language assertions judged by the LLM judge.
+  value: pass rate. detail: ``verdicts`` [{index, assertion, passed, reason}].
+- ``JUDGE_PASSED`` — the judge's overall score >= threshold. value: score.
+  detail: ``reason``, ``threshold``, ``model``, ``prompt_hash``, ``cached``.
+- ``CLEAN_EXIT`` — the session ended as the end policy requires. detail:
+  ``stop_reason``, ``end_policy``.
+
+Composites (never in a scenario's success_signals):
+
+- ``is_successful`` — strict AND over the scenario's success signals that
+  produced a pass/fail; fails when the session stalled.
+- ``is_task_successful`` — the same without CLEAN_EXIT.
+
+Informational signals (verdict ``not_applicable`` unless stated; the number is
+``value``):
+
+- ``stalled`` — verdict failed when the agent answered fewer than
+  ``min_agent_turns`` times (passed otherwise, not_applicable when off).
+- ``timing.*`` — measured from the recorded audio (see :data:`TIMING_METRICS`);
+  detail holds ``detector``, ``detector_options``, ``metric_version`` and the
+  per-event lists behind the figure.
+- ``bot.<side>.<name>`` — a bot-reported metric (mean over the session);
+  detail: ``count``, ``values``, ``unit``, ``component``.
+- ``tokens.<side>.prompt`` / ``.completion`` / ``.calls`` — token usage per side.
+"""
+
+from __future__ import annotations
+
+ACTION_MATCH = "ACTION_MATCH"
+DB_STATE_MATCH = "DB_STATE_MATCH"
+DB_STATE_ASSERTION = "DB_STATE_ASSERTION"
+NL_ASSERTION = "NL_ASSERTION"
+JUDGE_PASSED = "JUDGE_PASSED"
+CLEAN_EXIT = "CLEAN_EXIT"
+
+#: The gating signals, in display order.
+SUCCESS_SIGNALS = (
+    ACTION_MATCH,
+    DB_STATE_MATCH,
+    DB_STATE_ASSERTION,
+    NL_ASSERTION,
+    JUDGE_PASSED,
+    CLEAN_EXIT,
+)
+
+IS_SUCCESSFUL = "is_successful"
+IS_TASK_SUCCESSFUL = "is_task_successful"
+COMPOSITES = (IS_SUCCESSFUL, IS_TASK_SUCCESSFUL)
+
+STALLED = "stalled"
+
+TIMING_PREFIX = "timing."
+BOT_METRIC_PREFIX = "bot."
+TOKENS_PREFIX = "tokens."
+
+#: Timing metric names (all in seconds unless the name says rate/share/count).
+TIMING_METRICS = (
+    "timing.response_latency_mean_s",
+    "timing.response_latency_p50_s",
+    "timing.response_latency_p90_s",
+    "timing.response_latency_p95_s",
+    "timing.response_rate",
+    "timing.time_to_first_agent_audio_s",
+    "timing.yield_latency_mean_s",
+    "timing.yield_rate",
+    "timing.user_barge_ins",
+    "timing.agent_interruptions",
+    "timing.agent_interruption_rate",
+    "timing.overlap_s",
+    "timing.agent_talk_share",
+    "timing.user_talk_share",
+    "timing.mutual_silence_s",
+    "timing.longest_dead_air_s",
+)
+
+
+def tokens_signal(side: str, part: str) -> str:
+    """``tokens.agent.prompt`` etc.; ``part`` is prompt, completion or calls."""
+    return f"{TOKENS_PREFIX}{side}.{part}"
+
+
+def bot_metric_signal(side: str, name: str) -> str:
+    return f"{BOT_METRIC_PREFIX}{side}.{name}"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Create the separate virtual environment the pipecat example bot runs in.
+#
+# pipecat-ai pins protobuf < 7 while vae's generated stubs need protobuf >= 7,
+# so a pipecat bot never shares vae's interpreter (DESIGN.md section 12): it
+# runs from this venv as its own process and vae reaches it over a WebSocket.
+#
+# Usage: scripts/setup_pipecat_env.sh [VENV_DIR]   (default: .pipecat-venv)
+# Env:   PIPECAT_VERSION  pin another pipecat-ai version (default below)
+#        PYTHON           interpreter to build the venv from (default python3)
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="${1:-$here/.pipecat-venv}"
+version="${PIPECAT_VERSION:-1.14.0}"
+python="${PYTHON:-python3}"
+
+if [ ! -x "$venv/bin/python" ]; then
+  "$python" -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet --upgrade pip
+# [websocket] brings the WebSocket server transport; the protobuf serializer is
+# in the base package. No model weights or network services are needed by
+# examples/pipecat_bot.
+"$venv/bin/python" -m pip install --quiet "pipecat-ai[websocket]==$version" numpy
+"$venv/bin/python" -c "import pipecat, google.protobuf; print('pipecat', pipecat.__version__ if hasattr(pipecat, '__version__') else '?', 'protobuf', google.protobuf.__version__)"
+echo "pipecat venv ready: $venv"

@@ -1,0 +1,92 @@
+"""Writing small synthetic sessions straight into a store (for the store's own tests)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from recordings.audio import SegmentBuilder
+from recordings.models import (
+    Channel,
+    EventKind,
+    EventRecord,
+    FinalStateRecord,
+    RunRecord,
+    RunScenario,
+    RunStatus,
+    SessionRecord,
+    SessionStatus,
+    Side,
+)
+from recordings.writer import RecordingWriter
+
+T0 = 1_700_000_000_000_000_000
+
+
+async def add_run(writer: RecordingWriter, run_id: str, scenarios: list[str]) -> None:
+    await writer.create_run(RunRecord(run_id, T0, RunStatus.RUNNING, "test"))
+    await writer.add_run_scenarios(
+        [RunScenario(run_id, name, i, "demo", {"name": name}) for i, name in enumerate(scenarios)]
+    )
+
+
+async def stream_channel(
+    writer: RecordingWriter,
+    session_id: str,
+    channel: Channel,
+    samples: np.ndarray,
+    *,
+    rate: int,
+    start_s: float,
+    frame: int = 320,
+    t0_ns: int = T0,
+    builder: SegmentBuilder | None = None,
+) -> SegmentBuilder:
+    """Record ``samples`` as frames arriving in real time from ``start_s``.
+
+    Pass the returned builder back in to continue the same channel later.
+    """
+    builder = builder or SegmentBuilder(session_id, channel, rate)
+    offset0 = round(start_s * rate)
+    for i in range(0, len(samples), frame):
+        chunk = samples[i : i + frame]
+        arrival = t0_ns + round((offset0 + i) * 1e9 / rate)
+        for seg in builder.add(chunk.astype("<i2").tobytes(), offset0 + i, i // frame, arrival):
+            await writer.add_segment(seg)
+    for seg in builder.close():
+        await writer.add_segment(seg)
+    return builder
+
+
+async def add_session(
+    writer: RecordingWriter,
+    run_id: str,
+    scenario: str,
+    *,
+    attempt: int = 1,
+    session_id: str | None = None,
+    ended: bool = True,
+    user_turns: int = 2,
+    agent_turns: int = 2,
+    final_state: bool = True,
+) -> str:
+    sid = session_id or f"{run_id}/{scenario}/{attempt}"
+    await writer.start_session(
+        SessionRecord(sid, run_id, scenario, attempt, SessionStatus.RUNNING, T0)
+    )
+    await writer.add_events(
+        [EventRecord(sid, Side.AGENT, EventKind.TRANSCRIPT, T0 + 10, {"text": "hi"}, bot_ns=5)]
+    )
+    if final_state:
+        await writer.put_final_state(
+            FinalStateRecord(sid, Side.AGENT, T0 + 20, state={"a": 1}, state_hash="h")
+        )
+    if ended:
+        await writer.end_session(
+            sid,
+            ended_ns=T0 + 10**9,
+            stop_reason="end_tool",
+            clean_exit=True,
+            user_turns=user_turns,
+            agent_turns=agent_turns,
+        )
+    return sid
