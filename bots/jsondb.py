@@ -5,13 +5,13 @@ side's ``tool_effects`` (examples/README.md documents the format)::
 
     tool_effects:
       change_flight:
-        - {op: set, path: "bookings.$args.booking_id.date", value: "$args.new_date"}
+        - {op: set, path: "bookings.{booking_id}.date", value: "$args.new_date"}
       get_booking:
-        - {op: get, path: "bookings.$args.booking_id"}
+        - {op: get, path: "bookings.{booking_id}"}
 
 Operations: ``get`` (the result), ``set``, ``append`` (to a list), ``update``
-(merge a mapping), ``delete`` and ``increment``. ``$args.NAME`` anywhere in a
-path segment or a value is replaced by the call's argument. A tool with a
+(merge a mapping), ``delete`` and ``increment``. A path segment ``{NAME}`` and
+a value ``"$args.NAME"`` (at any depth) are replaced by the call's argument. A tool with a
 mutating effect is a *write action* (what ACTION_MATCH compares and the bridge
 syncs); a tool with no declared effects is a read returning ``{"ok": true}``.
 """
@@ -55,8 +55,8 @@ def _segments(path: str, args: dict[str, Any]) -> list[str]:
         return []
     out: list[str] = []
     for part in path.split("."):
-        if part.startswith("$args."):
-            key = part[len("$args.") :]
+        if part.startswith("{") and part.endswith("}"):
+            key = part[1:-1]
             if key not in args:
                 raise ToolError(f"missing argument {key!r}")
             part = str(args[key])

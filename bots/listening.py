@@ -36,9 +36,10 @@ class PeerListener:
     """Tracks the peer's speech segments; coroutines wait on its counters.
 
     ``starts`` counts the peer's speech onsets and ``ends`` its completed
-    turns (speech followed by ``end_silence_ms`` of quiet). Waiters compare
-    against a value they noted earlier, so no boundary is ever missed between
-    a check and a wait.
+    turns (speech followed by ``end_silence_ms`` of quiet); ``completed_turn``
+    is the onset number of the latest completed turn. Waiters compare against
+    a value they noted earlier, so no boundary is missed between a check and a
+    wait.
     """
 
     def __init__(self, sample_rate: int, settings: ListenSettings | None = None) -> None:
@@ -47,6 +48,7 @@ class PeerListener:
         self.samples_heard = 0
         self.starts = 0
         self.ends = 0
+        self.completed_turn = 0
         self.speaking = False
         #: Received-sample offsets of the latest onset and turn end.
         self.last_start_offset = -1
@@ -78,6 +80,7 @@ class PeerListener:
             if self.speaking and self._ms(self._quiet_run) >= self.settings.end_silence_ms:
                 self.speaking = False
                 self.ends += 1
+                self.completed_turn = self.starts
                 self.last_end_offset = self.samples_heard - self._quiet_run
         # Always wake waiters: clock waits (wait_heard) advance on every frame.
         async with self._changed:
@@ -86,10 +89,14 @@ class PeerListener:
     def _ms(self, samples: int) -> float:
         return samples * 1000.0 / self.sample_rate
 
-    async def wait_turn_end(self, after: int) -> None:
-        """Wait until the peer has completed more than ``after`` turns."""
+    async def wait_turn_end(self, after_start: int) -> None:
+        """Wait until a peer turn that began after onset ``after_start`` is complete.
+
+        Turns that began earlier (speech we talked over, or that we already
+        answered) do not count, so a barge-in never answers itself.
+        """
         async with self._changed:
-            await self._changed.wait_for(lambda: self.ends > after)
+            await self._changed.wait_for(lambda: self.completed_turn > after_start)
 
     async def wait_speech_start(self, after: int) -> None:
         """Wait until the peer has started speaking more than ``after`` times."""

@@ -31,6 +31,7 @@ log = logging.getLogger("vae.bots.speech")
 _AUDIO_OUTPUT_SYNCHRONOUS = 0x02
 _ESPEAK_CHARS_UTF8 = 1
 _ESPEAK_INIT_DONT_EXIT = 0x8000
+_ESPEAK_RATE = 1
 
 
 class Synthesiser(Protocol):
@@ -96,7 +97,9 @@ class EspeakSynthesiser:
     name = "espeak-ng"
     _lock = threading.Lock()
 
-    def __init__(self, library: str, data_dir: str | None, voice: str = "en") -> None:
+    def __init__(
+        self, library: str, data_dir: str | None, voice: str = "en", words_per_minute: int = 205
+    ) -> None:
         self._lib = ctypes.CDLL(library)
         self._lib.espeak_Initialize.restype = ctypes.c_int
         path = data_dir.encode() if data_dir else None
@@ -112,6 +115,8 @@ class EspeakSynthesiser:
         self._lib.espeak_SetSynthCallback(self._callback)
         if self._lib.espeak_SetVoiceByName(voice.encode()) != 0:
             raise OSError(f"espeak-ng has no voice {voice!r}")
+        # A brisk phone voice keeps the example conversations short.
+        self._lib.espeak_SetParameter(_ESPEAK_RATE, words_per_minute, 0)
 
     def _collect(self, wav: ctypes._Pointer[ctypes.c_short], count: int, _events: int) -> int:
         if count > 0 and wav:

@@ -118,8 +118,11 @@ class RunSettings:
             (self.auto_retry_backoff_s >= 0, "auto_retry_backoff_s", "must not be negative"),
             (4 <= self.frame_ms <= 100, "frame_ms", "must be 4..100 ms"),
             (0 <= self.jitter_buffer_ms <= 1000, "jitter_buffer_ms", "must be 0..1000 ms"),
-            (self.resample_quality in ("HQ", "MQ", "VHQ", "LQ"), "resample_quality",
-             "must be HQ, MQ, VHQ or LQ"),  # fmt: skip
+            (
+                self.resample_quality in ("HQ", "MQ", "VHQ", "LQ"),
+                "resample_quality",
+                "must be HQ, MQ, VHQ or LQ",
+            ),
             (self.pairing_timeout_s > 0, "pairing_timeout_s", "must be positive"),
         ]
         for ok, name, problem in checks:

@@ -1,7 +1,142 @@
-"""Placeholder: the owning work item replaces this module with its commands."""
+"""``vae bot user|agent``: run a reference bot against a bridge.
+
+Scripted by default (each side plays the ``script`` from the scenario); with
+``--llm-base-url`` and ``--llm-model`` an LLM-driven bot through any
+OpenAI-compatible endpoint. ``--concurrency N`` holds N conversations at once
+(N Converse streams). Runs until interrupted, or for ``--sessions`` sessions.
+"""
 
 from __future__ import annotations
 
-import click
+import asyncio
+import contextlib
+import signal
+import sys
 
-COMMANDS: list[click.Command] = []
+import click
+import grpc
+
+from bots.client import Brain
+from bots.llm import LlmBrain, LlmSettings
+from bots.runner import BotConfig, run_bots
+from bots.scripted import play_script
+from bots.speech import default_synthesiser
+from cli.common import log_level_option, setup_logging, token_option
+from vae import __version__
+
+
+async def _main(config: BotConfig) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    outcomes = await run_bots(config, stop)
+    click.echo(f"{config.role} bot: {len(outcomes)} sessions played", err=True)
+    return 0
+
+
+@click.command("bot")
+@click.argument("role", type=click.Choice(["user", "agent"]))
+@click.option(
+    "--bridge",
+    "address",
+    envvar="VAE_BRIDGE",
+    default="127.0.0.1:50051",
+    show_default=True,
+    help="Bridge address host:port (env VAE_BRIDGE).",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 256),
+    default=1,
+    show_default=True,
+    help="Conversations held at once (one Converse stream each).",
+)
+@click.option(
+    "--sessions",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Stop after this many sessions (0: run until interrupted).",
+)
+@click.option("--run-filter", default="", help="Only take sessions of this run id.")
+@click.option(
+    "--llm-base-url", default=None, help="OpenAI-compatible endpoint: makes this an LLM-driven bot."
+)
+@click.option("--llm-model", default=None, help="Model name for --llm-base-url.")
+@click.option(
+    "--llm-api-key",
+    envvar="VAE_BOT_LLM_API_KEY",
+    default="unused",
+    help="API key for the endpoint (env VAE_BOT_LLM_API_KEY).",
+)
+@click.option(
+    "--tts",
+    type=click.Choice(["auto", "espeak", "buzz"]),
+    default="auto",
+    show_default=True,
+    help="Voice: eSpeak NG when installed, or a synthetic buzz.",
+)
+@click.option("--name", default=None, help="Bot name recorded with each session.")
+@token_option
+@log_level_option
+def bot_command(
+    role: str,
+    address: str,
+    concurrency: int,
+    sessions: int,
+    run_filter: str,
+    llm_base_url: str | None,
+    llm_model: str | None,
+    llm_api_key: str,
+    tts: str,
+    name: str | None,
+    token: str | None,
+    log_level: str,
+) -> None:
+    """Run a reference USER or AGENT bot that joins the bridge's sessions."""
+    setup_logging(log_level)
+    if bool(llm_base_url) != bool(llm_model):
+        raise click.UsageError("--llm-base-url and --llm-model go together")
+    brain: Brain = play_script
+    kind = "scripted"
+    if llm_base_url and llm_model:
+        settings = LlmSettings(base_url=llm_base_url, model=llm_model, api_key=llm_api_key)
+        kind = "llm"
+
+        def make() -> Brain:
+            return LlmBrain(settings)
+    else:
+
+        def make() -> Brain:
+            return brain
+
+    try:
+        synth = default_synthesiser(tts)
+    except OSError as exc:
+        raise click.UsageError(str(exc)) from exc
+    config = BotConfig(
+        address,
+        role,
+        make,
+        concurrency=concurrency,
+        name=name or f"vae-{kind}-{role}",
+        version=__version__,
+        run_filter=run_filter,
+        token=token,
+        max_sessions=sessions,
+        synth=synth,
+    )
+    try:
+        sys.exit(asyncio.run(_main(config)))
+    except* grpc.aio.AioRpcError as group:
+        err = group.exceptions[0]
+        assert isinstance(err, grpc.aio.AioRpcError)
+        click.echo(
+            f"error: the bridge refused the bot: {err.code().name}: {err.details()}", err=True
+        )
+        sys.exit(1)
+
+
+COMMANDS: list[click.Command] = [bot_command]

@@ -1,7 +1,89 @@
-"""Placeholder: the owning work item replaces this module with its commands."""
+"""``vae bridge serve``: run the bridge service in the foreground."""
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+
 import click
 
-COMMANDS: list[click.Command] = []
+from bridge_service.config import BridgeSettings
+from bridge_service.server import serve
+from cli.common import db_option, log_level_option, setup_logging, token_option
+from vae.serving import TlsFiles
+
+
+@click.group("bridge")
+def bridge_group() -> None:
+    """The bridge service: bots converse through it and every exchange is recorded."""
+
+
+@bridge_group.command("serve")
+@click.option(
+    "--address",
+    default="127.0.0.1:50051",
+    show_default=True,
+    envvar="VAE_BRIDGE_ADDRESS",
+    help="host:port to listen on; loopback by default (env VAE_BRIDGE_ADDRESS).",
+)
+@db_option
+@click.option(
+    "--tls-cert",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    envvar="VAE_TLS_CERT",
+    help="PEM certificate; with --tls-key serves TLS (env VAE_TLS_CERT).",
+)
+@click.option(
+    "--tls-key",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    envvar="VAE_TLS_KEY",
+    help="PEM private key of --tls-cert (env VAE_TLS_KEY).",
+)
+@token_option
+@click.option(
+    "--wait-timeout",
+    type=click.FloatRange(min=0.1),
+    default=BridgeSettings.wait_timeout_s,
+    show_default=True,
+    envvar="VAE_BRIDGE_WAIT_TIMEOUT",
+    help="Seconds a joined bot may wait for a session (env VAE_BRIDGE_WAIT_TIMEOUT).",
+)
+@click.option(
+    "--final-state-timeout",
+    type=click.FloatRange(min=0.1),
+    default=BridgeSettings.final_state_timeout_s,
+    show_default=True,
+    envvar="VAE_BRIDGE_FINAL_STATE_TIMEOUT",
+    help="Seconds to wait for a bot's final state at the end of a session.",
+)
+@log_level_option
+def serve_command(
+    address: str,
+    db_path: Path,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    token: str | None,
+    wait_timeout: float,
+    final_state_timeout: float,
+    log_level: str,
+) -> None:
+    """Serve BridgeService (with gRPC health and reflection) until interrupted.
+
+    On SIGINT/SIGTERM live sessions end with reason `shutdown`, each still
+    records its end, and the database is flushed before exit.
+    """
+    setup_logging(log_level)
+    if (tls_cert is None) != (tls_key is None):
+        raise click.UsageError("--tls-cert and --tls-key go together")
+    tls = TlsFiles(tls_cert, tls_key) if tls_cert and tls_key else None
+    settings = replace(
+        BridgeSettings(), wait_timeout_s=wait_timeout, final_state_timeout_s=final_state_timeout
+    )
+    try:
+        asyncio.run(serve(db_path, address, settings=settings, tls=tls, token=token or None))
+    except (OSError, RuntimeError) as exc:
+        raise click.ClickException(f"cannot serve on {address}: {exc}") from exc
+
+
+COMMANDS: list[click.Command] = [bridge_group]

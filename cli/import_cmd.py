@@ -1,7 +1,100 @@
-"""Placeholder: the owning work item replaces this module with its commands."""
+"""``vae import``: bring runs recorded by other tools into the store.
+
+``vae import nemo DIR`` reads a results directory of the established NeMo
+voice-agent evaluation framework (``eval_<timestamp>/``) and stores it as one
+run (source ``import:nemo``) that ``vae rescore`` can score like any other.
+Missing or malformed files are reported per scenario; they never abort the
+import. Exit codes: 0 imported (problems, if any, are listed), 1 the
+directory holds no scenarios or the store refused, 2 usage (no such directory,
+run id already taken).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import sys
+from pathlib import Path
+
 import click
 
-COMMANDS: list[click.Command] = []
+from cli.common import db_option, json_option, log_level_option, print_json, setup_logging
+from recordings.errors import StoreError
+from recordings.importers import ImportReport, ImportSourceError, import_nemo
+from recordings.importers.nemo_layout import scan
+
+
+@click.group("import")
+def import_group() -> None:
+    """Import runs recorded by other evaluation tools, so vae can rescore them."""
+
+
+@import_group.command("nemo")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--run-id",
+    envvar="VAE_IMPORT_RUN_ID",
+    default=None,
+    help="Name the imported run (default: from the directory's eval_<ts> name, e.g. "
+    "2024-06-01T10-22-33; env VAE_IMPORT_RUN_ID).",
+)
+@db_option
+@json_option
+@log_level_option
+def import_nemo_cmd(
+    directory: Path, run_id: str | None, db_path: Path, as_json: bool, log_level: str
+) -> None:
+    """Import a NeMo evaluation results DIRECTORY (eval_<timestamp>/) as a run.
+
+    Each scenario directory becomes a session (its `<name>.killed.<ts>/`
+    siblings earlier, superseded attempts): both audio channels from
+    conversation_log.wav, transcripts, write actions, token usage, final-DB
+    hashes, LLM contexts and the frozen scenario. The framework's own verdicts
+    are kept as a first scoring; unmapped files are kept raw. Then run
+    `vae rescore --run RUN_ID`.
+    """
+    setup_logging(log_level)
+    if not directory.is_dir():
+        raise click.UsageError(f"{directory}: no such directory")
+    total = len(scan(directory))
+    try:
+        with click.progressbar(length=total, label="importing", file=sys.stderr) as bar:
+            report = asyncio.run(
+                import_nemo(db_path, directory, run_id=run_id, on_scenario=lambda _: bar.update(1))
+            )
+    except ImportSourceError as exc:
+        if "already exists" in str(exc):
+            raise click.UsageError(str(exc)) from exc
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    except StoreError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        _print_report(report, db_path)
+
+
+def _print_report(report: ImportReport, db_path: Path) -> None:
+    sessions = sum(len(s.attempts) for s in report.scenarios)
+    click.echo(
+        f"imported {report.source_dir} as run {report.run_id}: "
+        f"{len(report.scenarios)} scenarios, {sessions} sessions"
+    )
+    for problem in report.problems:
+        click.echo(f"  run: {problem}")
+    for scen in report.scenarios:
+        states = ", ".join(f"#{a.attempt} {a.status}" for a in scen.attempts)
+        flag = f" ({scen.problem_count} problems)" if scen.problem_count else ""
+        click.echo(f"  {scen.name}: {states}{flag}")
+        for problem in scen.problems:
+            click.echo(f"    - {problem}")
+        for attempt in scen.attempts:
+            for problem in attempt.problems:
+                click.echo(f"    - [{attempt.directory}] {problem}")
+    if report.scoring_id:
+        click.echo(f"the framework's own verdicts are scoring {report.scoring_id}")
+    click.echo(f"next: vae rescore --run {report.run_id} --db {db_path}")
+
+
+COMMANDS: list[click.Command] = [import_group]

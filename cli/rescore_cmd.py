@@ -1,7 +1,366 @@
-"""Placeholder: the owning work item replaces this module with its commands."""
+"""``vae rescore`` and ``vae scores``: score recorded runs again, read the ledger.
+
+``vae rescore --run RUN`` scores in-process on ``--db``, or through a running
+scorer service with ``--scorer ADDR``; either way the result is a new scoring
+and the same text (or ``--json``) summary. Exit codes: 0 done, 1 the rescore
+failed or the success rate is below ``--fail-under``, 2 bad input (unknown
+run, bad overrides file, bad option).
+"""
 
 from __future__ import annotations
 
-import click
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
 
-COMMANDS: list[click.Command] = []
+import click
+import grpc
+from tqdm import tqdm
+
+from cli.common import (
+    db_option,
+    json_option,
+    log_level_option,
+    print_json,
+    setup_logging,
+    store_errors,
+    token_option,
+)
+from recordings.errors import ScenarioError
+from recordings.reader import RecordingReader
+from scorer_service import ledger
+from scorer_service.aggregate import SessionOutcome
+from scorer_service.client import remote_rescore
+from scorer_service.config import (
+    END_POLICIES,
+    ConfigError,
+    JudgeSettings,
+    ScoringConfig,
+    load_overrides,
+)
+from scorer_service.registry import SCORER_NAMES
+from scorer_service.rescore import RescoreError, rescore
+from scorer_service.text import render_summary, scoring_as_dict
+
+_USAGE_CODES = (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT)
+
+
+def _judge_options(f: Any) -> Any:
+    opts = [
+        click.option(
+            "--judge-base-url",
+            default="",
+            envvar="VAE_JUDGE_BASE_URL",
+            help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1; "
+            "empty: no judge (env VAE_JUDGE_BASE_URL).",
+        ),
+        click.option(
+            "--judge-model",
+            default="",
+            envvar="VAE_JUDGE_MODEL",
+            help="Judge model name (env VAE_JUDGE_MODEL).",
+        ),
+        click.option(
+            "--judge-api-key",
+            default="",
+            envvar="VAE_JUDGE_API_KEY",
+            help="Judge API key, never stored (env VAE_JUDGE_API_KEY).",
+        ),
+        click.option("--judge-temperature", type=float, default=None, help="Sampling temperature."),
+        click.option("--judge-seed", type=int, default=None, help="Sampling seed."),
+        click.option("--judge-max-tokens", type=int, default=None, help="Max completion tokens."),
+        click.option("--judge-top-p", type=float, default=None, help="Nucleus sampling top_p."),
+        click.option(
+            "--judge-timeout",
+            type=float,
+            default=60.0,
+            show_default=True,
+            help="Seconds per judge request.",
+        ),
+        click.option(
+            "--judge-retries",
+            type=int,
+            default=3,
+            show_default=True,
+            help="Retries on 429, 5xx and timeouts.",
+        ),
+        click.option(
+            "--judge-concurrency",
+            type=int,
+            default=4,
+            show_default=True,
+            help="Judge requests at once.",
+        ),
+        click.option(
+            "--judge-threshold",
+            type=click.FloatRange(0, 1),
+            default=0.9,
+            show_default=True,
+            help="JUDGE_PASSED when score >= this.",
+        ),
+        click.option(
+            "--judge-include-conversation/--no-judge-include-conversation",
+            default=False,
+            help="Give the judge the transcript turns (noisy).",
+        ),
+        click.option(
+            "--judge-prompt",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            default=None,
+            help="A replacement judge prompt file.",
+        ),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def _progress(disable: bool | None) -> tuple[Any, Any]:
+    bar = tqdm(total=0, unit="session", desc="rescoring", file=sys.stderr, disable=disable)
+
+    def update(done: int, total: int, _outcome: SessionOutcome) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
+
+    return bar, update
+
+
+def _emit(scoring: Any, outcomes: list[SessionOutcome], as_json: bool) -> None:
+    if as_json:
+        print_json(scoring_as_dict(scoring, outcomes))
+    else:
+        click.echo(render_summary(scoring, outcomes), nl=False)
+
+
+@click.command("rescore")
+@click.option(
+    "--run",
+    "run_ref",
+    required=True,
+    envvar="VAE_RUN",
+    help="Run to score: exact id or unique prefix such as 2024-06-01 (env VAE_RUN).",
+)
+@click.option(
+    "--only",
+    "scorers",
+    multiple=True,
+    type=click.Choice(SCORER_NAMES),
+    help="Run only these scorers (repeatable; default: all).",
+)
+@_judge_options
+@click.option(
+    "--overrides",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="YAML/JSON file of nl_assertions, db_state_assertions, reference_answer, "
+    "expected_scenario_db, expected_user_db keyed by scenario name or '*'.",
+)
+@click.option(
+    "--append/--overwrite",
+    "append",
+    default=True,
+    help="Add a scoring beside the others (default), or mark them superseded.",
+)
+@click.option(
+    "--strict-match/--no-strict-match",
+    default=None,
+    help="Run-wide strict action matching (default: as recorded).",
+)
+@click.option(
+    "--min-agent-turns", type=int, default=None, help="Stall floor (default: as recorded)."
+)
+@click.option(
+    "--end-policy",
+    type=click.Choice(END_POLICIES),
+    default=None,
+    help="CLEAN_EXIT policy (default: as recorded).",
+)
+@click.option("--label", default="", help="A label stored with the scoring.")
+@click.option("--session", "session_ids", multiple=True, help="Only this session (repeatable).")
+@click.option(
+    "--fail-under",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Exit 1 when the success rate is below this rate (0..1).",
+)
+@click.option(
+    "--scorer",
+    "scorer_addr",
+    default=None,
+    envvar="VAE_SCORER",
+    help="Rescore through the scorer service at host:port (env VAE_SCORER); "
+    "default: in-process on --db.",
+)
+@db_option
+@token_option
+@json_option
+@log_level_option
+@store_errors
+def rescore_command(**kw: Any) -> None:
+    """Score a recorded run again into a new scoring; recordings are never changed.
+
+    Prints a summary in the spirit of all_summary.txt (or JSON with --json).
+    """
+    setup_logging(kw["log_level"])
+    prompt = kw["judge_prompt"].read_text(encoding="utf-8") if kw["judge_prompt"] else ""
+    try:
+        overrides = load_overrides(kw["overrides"]) if kw["overrides"] else {}
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
+    config = ScoringConfig(
+        scorers=list(kw["scorers"]),
+        judge=JudgeSettings(
+            base_url=kw["judge_base_url"],
+            model=kw["judge_model"],
+            api_key=kw["judge_api_key"],
+            temperature=kw["judge_temperature"],
+            seed=kw["judge_seed"],
+            max_tokens=kw["judge_max_tokens"],
+            top_p=kw["judge_top_p"],
+            prompt_template=prompt,
+            timeout_s=kw["judge_timeout"],
+            max_retries=kw["judge_retries"],
+            concurrency=kw["judge_concurrency"],
+            threshold=kw["judge_threshold"],
+            include_conversation=kw["judge_include_conversation"],
+        ),
+        overrides=overrides,
+        strict_match=kw["strict_match"],
+        min_agent_turns=kw["min_agent_turns"],
+        end_policy=kw["end_policy"],
+        label=kw["label"],
+    )
+    mode = "append" if kw["append"] else "overwrite"
+    bar, update = _progress(disable=kw["as_json"] or None)
+    try:
+        if kw["scorer_addr"]:
+            scoring, outcomes = asyncio.run(
+                remote_rescore(
+                    kw["scorer_addr"],
+                    kw["run_ref"],
+                    config,
+                    mode=mode,
+                    session_ids=kw["session_ids"],
+                    token=kw["token"],
+                    on_progress=update,
+                )
+            )
+        else:
+            result = asyncio.run(
+                rescore(
+                    kw["db_path"],
+                    kw["run_ref"],
+                    config,
+                    mode=mode,
+                    session_ids=kw["session_ids"],
+                    on_progress=update,
+                )
+            )
+            scoring, outcomes = result.scoring, result.sessions
+    except (ConfigError, ScenarioError, RescoreError) as exc:
+        raise click.UsageError(str(exc)) from exc
+    except grpc.aio.AioRpcError as exc:
+        if exc.code() in _USAGE_CODES:
+            raise click.UsageError(exc.details() or str(exc.code())) from exc
+        click.echo(
+            f"error: scorer {kw['scorer_addr']}: {exc.code().name}: {exc.details()}", err=True
+        )
+        sys.exit(1)
+    finally:
+        bar.close()
+    _emit(scoring, outcomes, kw["as_json"])
+    rate = scoring.summary.get("success_rate")
+    if kw["fail_under"] is not None and (
+        not isinstance(rate, float | int) or rate < kw["fail_under"]
+    ):
+        click.echo(f"success rate {rate} is below --fail-under {kw['fail_under']}", err=True)
+        sys.exit(1)
+
+
+@click.group("scores")
+def scores_group() -> None:
+    """The score ledger: list a run's scorings, show one, diff two."""
+
+
+def _scoring(reader: RecordingReader, ref: str) -> Any:
+    try:
+        return ledger.resolve_scoring(reader, ref)
+    except ledger.ScoringNotFoundError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+@scores_group.command("list")
+@click.argument("run", required=False, default="")
+@db_option
+@json_option
+@store_errors
+def scores_list(run: str, db_path: Path, as_json: bool) -> None:
+    """List the scorings of RUN (exact id or prefix; all runs when omitted)."""
+    with RecordingReader(db_path) as reader:
+        found = ledger.list_scorings(reader, run)
+    if as_json:
+        print_json([scoring_as_dict(s) for s in found])
+        return
+    if not found:
+        click.echo("no scorings")
+    for s in found:
+        state = f"superseded by {s.superseded_by}" if s.superseded_by else s.status
+        rate = s.summary.get("success_rate")
+        shown = "n/a" if not isinstance(rate, float | int) else f"{rate * 100:.1f}%"
+        label = f"  [{s.config.get('label')}]" if s.config.get("label") else ""
+        click.echo(
+            f"{s.scoring_id}  {state:<12} success {shown:>6}  judge {s.judge_model or '-'}{label}"
+        )
+
+
+@scores_group.command("show")
+@click.argument("scoring")
+@db_option
+@json_option
+@store_errors
+def scores_show(scoring: str, db_path: Path, as_json: bool) -> None:
+    """Show SCORING (exact id or unique prefix): summary and per-session verdicts."""
+    with RecordingReader(db_path) as reader:
+        record = _scoring(reader, scoring)
+        outcomes = ledger.session_outcomes(reader, record)
+    _emit(record, outcomes, as_json)
+
+
+@scores_group.command("diff")
+@click.argument("scoring_a")
+@click.argument("scoring_b")
+@db_option
+@json_option
+@store_errors
+def scores_diff(scoring_a: str, scoring_b: str, db_path: Path, as_json: bool) -> None:
+    """Per-session, per-signal verdict flips from SCORING_A to SCORING_B."""
+    with RecordingReader(db_path) as reader:
+        a, b = _scoring(reader, scoring_a), _scoring(reader, scoring_b)
+        flips, summary = ledger.compare(reader, a, b)
+    if as_json:
+        rows = [
+            {
+                "session_id": f.session_id,
+                "scenario_name": f.scenario_name,
+                "signal": f.signal,
+                "verdict_a": f.verdict_a and f.verdict_a.value,
+                "verdict_b": f.verdict_b and f.verdict_b.value,
+                "value_a": f.value_a,
+                "value_b": f.value_b,
+            }
+            for f in flips
+        ]
+        print_json({"flips": rows, "summary": summary})
+        return
+    click.echo(f"{len(flips)} flips from {a.scoring_id} to {b.scoring_id}")
+    for f in flips:
+        va = f.verdict_a.value if f.verdict_a else "-"
+        vb = f.verdict_b.value if f.verdict_b else "-"
+        click.echo(f"  {f.scenario_name:<24} {f.signal:<20} {va} -> {vb}")
+    for name, d in summary["rates"].items():
+        if d["change"]:
+            click.echo(f"  {name}: {d['a']} -> {d['b']} ({d['change']:+.3f})")
+
+
+COMMANDS: list[click.Command] = [rescore_command, scores_group]

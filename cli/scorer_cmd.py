@@ -1,7 +1,85 @@
-"""Placeholder: the owning work item replaces this module with its commands."""
+"""``vae scorer serve``: the scorer service on a local database."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import signal
+from pathlib import Path
+
 import click
 
-COMMANDS: list[click.Command] = []
+from cli.common import db_option, log_level_option, setup_logging, token_option
+from scorer_service.server import start_scorer
+from vae.serving import TlsFiles
+
+
+async def _serve(db_path: Path, address: str, tls: TlsFiles | None, token: str | None) -> None:
+    running = await start_scorer(db_path, address, tls=tls, token=token)
+    host = address.rsplit(":", 1)[0]
+    click.echo(f"scorer serving {db_path} on {host}:{running.port}", err=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        click.echo("scorer stopping", err=True)
+        await running.stop(grace=5.0)
+
+
+@click.group("scorer")
+def scorer_group() -> None:
+    """The scorer service: rescoring, the score ledger and reports over gRPC."""
+
+
+@scorer_group.command("serve")
+@click.option(
+    "--address",
+    default="127.0.0.1:50052",
+    show_default=True,
+    envvar="VAE_SCORER_ADDRESS",
+    help="host:port to listen on; port 0 picks a free one (env VAE_SCORER_ADDRESS).",
+)
+@click.option(
+    "--tls-cert",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    envvar="VAE_TLS_CERT",
+    help="PEM certificate; with --tls-key serves TLS (env VAE_TLS_CERT).",
+)
+@click.option(
+    "--tls-key",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    envvar="VAE_TLS_KEY",
+    help="PEM private key of --tls-cert (env VAE_TLS_KEY).",
+)
+@db_option
+@token_option
+@log_level_option
+def serve_command(
+    address: str,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    db_path: Path,
+    token: str | None,
+    log_level: str,
+) -> None:
+    """Serve ScorerService (with health and reflection) on the database --db.
+
+    Runs until interrupted (Ctrl-C or SIGTERM), then finishes in-flight calls.
+    """
+    setup_logging(log_level)
+    if (tls_cert is None) != (tls_key is None):
+        raise click.UsageError("--tls-cert and --tls-key go together")
+    if not db_path.exists():
+        raise click.UsageError(f"no vae database at {db_path}")
+    tls = TlsFiles(tls_cert, tls_key) if tls_cert and tls_key else None
+    try:
+        asyncio.run(_serve(db_path, address, tls, token))
+    except OSError as exc:
+        raise click.ClickException(f"cannot serve on {address}: {exc}") from exc
+
+
+COMMANDS: list[click.Command] = [scorer_group]

@@ -144,6 +144,13 @@ def _result(payload: dict[str, Any]) -> Any:
         return raw
 
 
+def _int(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
 def _t(event: EventRecord, t0: int) -> float:
     return (event.bridge_ns - t0) / 1e9
 
@@ -177,12 +184,15 @@ def parse_events(ctx: ScoringContext, events: list[EventRecord]) -> None:
         elif e.kind is EventKind.TOKEN_USAGE:
             totals = ctx.tokens.setdefault(bot_side, TokenTotals())
             totals.calls += 1
-            totals.prompt += int(p.get("prompt_tokens", 0) or 0)
-            totals.completion += int(p.get("completion_tokens", 0) or 0)
+            totals.prompt += _int(p.get("prompt_tokens"))
+            totals.completion += _int(p.get("completion_tokens"))
         elif e.kind is EventKind.METRIC:
+            value = p.get("value")
+            if isinstance(value, bool) or not isinstance(value, int | float | str):
+                continue
             try:
-                value = float(p.get("value", 0.0))
-            except (TypeError, ValueError):
+                value = float(value)
+            except ValueError:
                 continue
             ctx.metrics.append(
                 BotMetric(
@@ -211,7 +221,7 @@ def load_context(
         strict = bool(run_options.get("strict_match", False))
     min_turns = config.min_agent_turns
     if min_turns is None:
-        min_turns = int(run_options.get("min_agent_turns", 0) or 0)
+        min_turns = _int(run_options.get("min_agent_turns"))
     policy = config.end_policy or _policy_name(run_options.get("end_policy"))
     ctx = ScoringContext(
         session=session,

@@ -201,26 +201,54 @@ def _events(spec: SessionSpec, session_id: str, t0: int) -> list[EventRecord]:
 
     for turn in spec.turns:
         rate = spec.sample_rate
-        add(turn.side, EventKind.SPEECH_STARTED, turn.start_s,
-            {"source": "tts", "sample_offset": round(turn.start_s * rate)})  # fmt: skip
-        add(turn.side, EventKind.SPEECH_STOPPED, turn.end_s,
-            {"source": "tts", "sample_offset": round(turn.end_s * rate)})  # fmt: skip
-        add(turn.side, EventKind.TRANSCRIPT, turn.end_s,
-            {"kind": "spoken", "text": turn.text, "is_final": True})  # fmt: skip
+        add(
+            turn.side,
+            EventKind.SPEECH_STARTED,
+            turn.start_s,
+            {"source": "tts", "sample_offset": round(turn.start_s * rate)},
+        )
+        add(
+            turn.side,
+            EventKind.SPEECH_STOPPED,
+            turn.end_s,
+            {"source": "tts", "sample_offset": round(turn.end_s * rate)},
+        )
+        add(
+            turn.side,
+            EventKind.TRANSCRIPT,
+            turn.end_s,
+            {"kind": "spoken", "text": turn.text, "is_final": True},
+        )
         if spec.tokens_per_turn is not None:
             prompt, completion = spec.tokens_per_turn
-            add(turn.side, EventKind.TOKEN_USAGE, turn.start_s,
-                {"model": "synthetic", "prompt_tokens": prompt,
-                 "completion_tokens": completion})  # fmt: skip
+            add(
+                turn.side,
+                EventKind.TOKEN_USAGE,
+                turn.start_s,
+                {"model": "synthetic", "prompt_tokens": prompt, "completion_tokens": completion},
+            )
     for i, call in enumerate(spec.tool_calls):
-        add(call.side, EventKind.TOOL_CALL, call.at_s, {
-            "call_id": f"call-{i}", "name": call.name, "arguments": call.arguments,
-            "result": call.result, "error": call.error, "side": call.side,
-            "is_write": call.is_write,
-        })  # fmt: skip
+        add(
+            call.side,
+            EventKind.TOOL_CALL,
+            call.at_s,
+            {
+                "call_id": f"call-{i}",
+                "name": call.name,
+                "arguments": call.arguments,
+                "result": call.result,
+                "error": call.error,
+                "side": call.side,
+                "is_write": call.is_write,
+            },
+        )
     for at_s, side, name, value, unit, component in spec.metrics:
-        add(side, EventKind.METRIC, at_s,
-            {"name": name, "value": value, "unit": unit, "component": component})  # fmt: skip
+        add(
+            side,
+            EventKind.METRIC,
+            at_s,
+            {"name": name, "value": value, "unit": unit, "component": component},
+        )
     end_s = _duration(spec)
     if spec.stop_reason in ("end_tool", "user_hang_up"):
         kind = "agent_end_tool" if spec.stop_reason == "end_tool" else "user_hang_up"

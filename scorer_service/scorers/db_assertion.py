@@ -131,8 +131,12 @@ def evaluate(item: dict[str, Any], state: Any) -> dict[str, Any]:
                 actual = resolve(state, str(item["path"]))
                 passed = OPERATORS[op](actual, expected)
     except Exception as exc:  # an assertion error is a failure with the error kept
-        row.update(passed=False, expected=item.get("value", item.get("assert_value")),
-                   actual=None, error=f"{type(exc).__name__}: {exc}")  # fmt: skip
+        row.update(
+            passed=False,
+            expected=item.get("value", item.get("assert_value")),
+            actual=None,
+            error=f"{type(exc).__name__}: {exc}",
+        )
         return row
     row.update(passed=bool(passed), expected=expected, actual=actual, error="")
     return row

@@ -45,8 +45,13 @@ def diff(expected: Any, actual: Any, path: str = "") -> list[dict[str, Any]]:
 def compare_state(expected: Any, actual: Any, order_independent: list[str]) -> dict[str, Any]:
     exp_hash = state_hash(expected, order_independent=order_independent)
     if actual is None:
-        return {"expected_hash": exp_hash, "actual_hash": None, "match": False,
-                "diff": [], "reason": "no final state was recorded"}  # fmt: skip
+        return {
+            "expected_hash": exp_hash,
+            "actual_hash": None,
+            "match": False,
+            "diff": [],
+            "reason": "no final state was recorded",
+        }
     act_hash = state_hash(actual, order_independent=order_independent)
     rows: list[dict[str, Any]] = []
     if exp_hash != act_hash:

@@ -1,0 +1,175 @@
+"""LLM-driven user and agent bots through any OpenAI-compatible endpoint.
+
+The bot has no speech recogniser: it learns what the peer said from the
+peer's transcript events, which the bridge forwards only when the run shares
+transcripts. Without them it is told honestly that the peer spoke and for how
+long. Tools come from ``tools_json`` (every argument a string, as the
+established framework declares them) plus an end tool — ``end_conversation``
+for the agent, ``hang_up`` for the user; effects follow the side's
+``tool_effects`` (see :mod:`bots.jsondb`). Each completion reports its token
+usage and latency; the chat history is the context sent with FinalState.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+
+from bots.conversation import Conversation
+
+END_TOOLS = {"agent": "end_conversation", "user": "hang_up"}
+MAX_TOOL_ROUNDS = 5
+
+
+@dataclass(frozen=True)
+class LlmSettings:
+    base_url: str
+    model: str
+    api_key: str = "unused"
+    temperature: float = 0.0
+    max_tokens: int = 256
+    #: Line time to wait for the peer's transcript after its turn ended.
+    transcript_wait_s: float = 1.0
+
+
+def tool_specs(tools: dict[str, dict[str, str]], role: str) -> list[dict[str, Any]]:
+    """OpenAI function tools from ``{"tool": {"arg": "description"}}`` plus the end tool."""
+    specs = []
+    for name, args in sorted(tools.items()):
+        specs.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "description": f"Tool {name}",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {
+                            a: {"type": "string", "description": d} for a, d in args.items()
+                        },
+                        "required": sorted(args),
+                    },
+                },
+            }
+        )
+    end = END_TOOLS[role]
+    specs.append(
+        {
+            "type": "function",
+            "function": {
+                "name": end,
+                "description": "End the call once the conversation is complete.",
+                "parameters": {"type": "object", "properties": {}},
+            },
+        }
+    )
+    return specs
+
+
+class LlmBrain:
+    """One session's LLM loop: wait for the peer's turn, complete, act, speak."""
+
+    def __init__(self, settings: LlmSettings, client: openai.AsyncOpenAI | None = None) -> None:
+        self.settings = settings
+        self.client = client or openai.AsyncOpenAI(
+            base_url=settings.base_url, api_key=settings.api_key, max_retries=2
+        )
+
+    async def __call__(self, conv: Conversation) -> None:
+        conv.record_history = False
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": conv.info.system_prompt or "You are on a phone call."}
+        ]
+        conv.history = messages
+        tools = tool_specs(conv.info.tools, conv.info.role)
+        effects = conv.info.side_config.get("tool_effects", {})
+        speaks_first = bool(conv.info.side_config.get("speaks_first", conv.info.role == "agent"))
+        first = True
+        seen = 0
+        while True:
+            if not (first and speaks_first):
+                await conv.wait_peer_turn()
+                seen = await self._hear(conv, messages, seen)
+            first = False
+            if await self._respond(conv, messages, tools, effects):
+                return
+
+    async def _hear(self, conv: Conversation, messages: list[dict[str, Any]], seen: int) -> int:
+        if conv.info.share_transcripts and len(conv.peer.texts) <= seen:
+            # The peer reports its transcript when its speech ends; allow it to arrive.
+            await conv.wait_seconds(self.settings.transcript_wait_s)
+        new = conv.peer.texts[seen:]
+        if new:
+            messages.append({"role": "user", "content": " ".join(new)})
+        else:
+            heard = conv.listener
+            seconds = max(0, heard.last_end_offset - heard.last_start_offset) / heard.sample_rate
+            messages.append(
+                {"role": "user", "content": f"[the other party spoke for {seconds:.1f} s; "
+                 "no transcript is available]"}
+            )  # fmt: skip
+        return len(conv.peer.texts)
+
+    async def _respond(
+        self,
+        conv: Conversation,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        effects: dict[str, list[dict[str, Any]]],
+    ) -> bool:
+        """One turn (with tool rounds); True when the bot ended the call."""
+        end_tool = END_TOOLS[conv.info.role]
+        ending = False
+        for _ in range(MAX_TOOL_ROUNDS):
+            started = time.perf_counter()
+            reply = await self.client.chat.completions.create(
+                model=self.settings.model,
+                messages=messages,  # type: ignore[arg-type]
+                tools=tools,  # type: ignore[arg-type]
+                temperature=self.settings.temperature,
+                max_tokens=self.settings.max_tokens,
+            )
+            await conv.metric("llm_latency", time.perf_counter() - started, "s", "llm")
+            if reply.usage is not None:
+                await conv.token_usage(
+                    reply.model or self.settings.model,
+                    reply.usage.prompt_tokens,
+                    reply.usage.completion_tokens,
+                )
+            message = reply.choices[0].message
+            calls = message.tool_calls or []
+            messages.append(message.model_dump(exclude_none=True))
+            for call in calls:
+                fn = getattr(call, "function", None)
+                if fn is None:
+                    continue
+                if fn.name == end_tool:
+                    ending = True
+                    result: Any = {"ok": True}
+                else:
+                    args = _arguments(fn.arguments)
+                    outcome = await conv.tool_call(fn.name, args, effects)
+                    result = outcome.result if not outcome.error else {"error": outcome.error}
+                messages.append(
+                    {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)}
+                )
+            if message.content:
+                await conv.say(message.content)
+            if ending:
+                await conv.end(f"{end_tool} called")
+                return True
+            if not calls or message.content:
+                return False
+        return False
+
+
+def _arguments(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text or "{}")
+    except json.JSONDecodeError:
+        return {"_raw": text}
+    return value if isinstance(value, dict) else {"_value": value}

@@ -1,0 +1,169 @@
+"""The scripted user and agent: play a side's ``script`` from the scenario.
+
+The script sits under the side's section of a scenario file and reaches the
+bot as ``SessionStart.side_config_json`` (format in examples/README.md)::
+
+    agent:
+      speaks_first: true
+      tool_effects: {change_flight: [{op: set, path: ..., value: ...}]}
+      script:
+        - say: "SkyJet, how can I help?"
+        - tool_calls: [{name: change_flight, arguments: {...}}]
+          say: "Done, you are on Friday's flight."
+        - say: "Goodbye."
+          end: true
+
+Each item waits for its cue — the peer's end of turn by default (heard as
+silence after speech), the peer's speech onset plus ``barge_in_after_s`` for
+an interruption, nothing for the opening line of the side that speaks first —
+then ``wait_s`` of line time, then runs its tool calls, speaks, and ends the
+call if ``end`` is set. A script that runs out leaves the bot listening in
+silence: that is how a "stalled agent" is scripted.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from bots.conversation import Conversation
+from vae.common.v1 import common_pb2
+
+log = logging.getLogger("vae.bots.scripted")
+
+
+class ScriptError(ValueError):
+    """A script that cannot be played; names the field and the problem."""
+
+    def __init__(self, field_name: str, problem: str) -> None:
+        super().__init__(f"script {field_name}: {problem}")
+        self.field = field_name
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class ScriptedCall:
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ScriptItem:
+    say: str = ""
+    tool_calls: tuple[ScriptedCall, ...] = ()
+    barge_in_after_s: float | None = None
+    wait_s: float | None = None
+    no_wait: bool = False
+    end: bool = False
+
+
+@dataclass(frozen=True)
+class Script:
+    items: tuple[ScriptItem, ...]
+    speaks_first: bool
+    tool_effects: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    response_delay_s: float = 0.15
+    #: Seconds of the peer talking over us before we stop; None never yields.
+    yield_after_s: float | None = 0.3
+
+
+_ITEM_KEYS = {"say", "tool_calls", "barge_in_after_s", "wait_s", "no_wait", "end"}
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ScriptError(where, "must be a non-negative number of seconds")
+    return float(value)
+
+
+def parse_script(config: dict[str, Any], role: str) -> Script:
+    """Validate a side's config; raise :class:`ScriptError` naming the field."""
+    raw = config.get("script", [])
+    if not isinstance(raw, list):
+        raise ScriptError("script", "must be a list of items")
+    items: list[ScriptItem] = []
+    for i, entry in enumerate(raw):
+        where = f"script[{i}]"
+        if isinstance(entry, str):
+            entry = {"say": entry}
+        if not isinstance(entry, dict):
+            raise ScriptError(where, "must be a mapping or a line of text")
+        unknown = sorted(set(entry) - _ITEM_KEYS)
+        if unknown:
+            raise ScriptError(f"{where}.{unknown[0]}", "unknown field")
+        say = entry.get("say", "")
+        if not isinstance(say, str):
+            raise ScriptError(f"{where}.say", "must be a string")
+        calls = []
+        raw_calls = entry.get("tool_calls", [])
+        if not isinstance(raw_calls, list):
+            raise ScriptError(f"{where}.tool_calls", "must be a list")
+        for j, call in enumerate(raw_calls):
+            cw = f"{where}.tool_calls[{j}]"
+            if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+                raise ScriptError(cw, "needs a 'name'")
+            args = call.get("arguments", {})
+            if not isinstance(args, dict):
+                raise ScriptError(f"{cw}.arguments", "must be a mapping")
+            calls.append(ScriptedCall(call["name"], dict(args)))
+        barge = entry.get("barge_in_after_s")
+        wait = entry.get("wait_s")
+        items.append(
+            ScriptItem(
+                say=say.strip(),
+                tool_calls=tuple(calls),
+                barge_in_after_s=None
+                if barge is None
+                else _number(barge, f"{where}.barge_in_after_s"),
+                wait_s=None if wait is None else _number(wait, f"{where}.wait_s"),
+                no_wait=bool(entry.get("no_wait", False)),
+                end=bool(entry.get("end", False)),
+            )
+        )
+    effects = config.get("tool_effects", {})
+    if not isinstance(effects, dict) or not all(isinstance(v, list) for v in effects.values()):
+        raise ScriptError("tool_effects", "must map tool names to lists of effects")
+    speaks_first = config.get("speaks_first", role == "agent")
+    yield_after = config.get("yield_after_s", 0.3)
+    return Script(
+        items=tuple(items),
+        speaks_first=bool(speaks_first),
+        tool_effects=effects,
+        response_delay_s=_number(config.get("response_delay_s", 0.15), "response_delay_s"),
+        yield_after_s=None if yield_after is None else _number(yield_after, "yield_after_s"),
+    )
+
+
+async def play_script(conv: Conversation) -> None:
+    """The scripted brain: play this side's script on the conversation."""
+    try:
+        script = parse_script(conv.info.side_config, conv.info.role)
+    except ScriptError as exc:
+        await conv.log(str(exc), common_pb2.LOG_LEVEL_ERROR)
+        return
+    for action in conv.info.initialization_actions:
+        conv.db.call(action["func_name"], action.get("arguments", {}), script.tool_effects)
+    for index, item in enumerate(script.items):
+        await _cue(conv, script, item, first=index == 0)
+        for call in item.tool_calls:
+            outcome = await conv.tool_call(call.name, call.arguments, script.tool_effects)
+            if outcome.error:
+                log.info("%s: tool %s failed: %s", conv.info.session_id, call.name, outcome.error)
+        if item.say:
+            await conv.say(item.say, yield_after_s=script.yield_after_s)
+        if item.end:
+            await conv.end("script finished")
+            return
+
+
+async def _cue(conv: Conversation, script: Script, item: ScriptItem, *, first: bool) -> None:
+    if item.barge_in_after_s is not None:
+        if not conv.listener.speaking:
+            await conv.wait_peer_speech()
+        await conv.wait_seconds(item.barge_in_after_s)
+        return
+    if not (item.no_wait or (first and script.speaks_first)):
+        await conv.wait_peer_turn()
+    delay = script.response_delay_s if item.wait_s is None else item.wait_s
+    await conv.wait_seconds(delay)

@@ -1,0 +1,171 @@
+"""Protobuf <-> domain for run control (StartRun, WatchRun, GetRun, ListRuns, CancelRun)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bridge_service.config import EndPolicy
+from bridge_service.connectors.base import ConnectorConfig
+from bridge_service.convert import stop_reason_pb
+from bridge_service.run_model import Classification, RunEvent, RunEventKind, RunView, SessionSummary
+from bridge_service.scenario_files import Source
+from recordings.models import RunStatus
+from vae.bridge.v1 import bridge_pb2
+from vae.common.v1 import common_pb2
+
+_STATUS = {
+    RunStatus.PENDING: bridge_pb2.RUN_STATUS_PENDING,
+    RunStatus.RUNNING: bridge_pb2.RUN_STATUS_RUNNING,
+    RunStatus.COMPLETED: bridge_pb2.RUN_STATUS_COMPLETED,
+    RunStatus.CANCELLED: bridge_pb2.RUN_STATUS_CANCELLED,
+    RunStatus.FAILED: bridge_pb2.RUN_STATUS_FAILED,
+}
+_EVENT = {
+    RunEventKind.SESSION_STARTED: bridge_pb2.RUN_EVENT_KIND_SESSION_STARTED,
+    RunEventKind.SESSION_ENDED: bridge_pb2.RUN_EVENT_KIND_SESSION_ENDED,
+    RunEventKind.SESSION_RETRYING: bridge_pb2.RUN_EVENT_KIND_SESSION_RETRYING,
+    RunEventKind.RUN_FINISHED: bridge_pb2.RUN_EVENT_KIND_RUN_FINISHED,
+}
+_RESUME = {
+    "completed": bridge_pb2.RESUME_STATE_COMPLETED,
+    "in_flight": bridge_pb2.RESUME_STATE_IN_FLIGHT,
+    "fresh": bridge_pb2.RESUME_STATE_FRESH,
+}
+_OPTIONAL = (
+    "concurrency",
+    "max_duration_s",
+    "inactivity_timeout_s",
+    "min_agent_turns",
+    "auto_resume_on_stale",
+    "auto_resume_on_insufficient_turns",
+    "max_auto_retries",
+    "auto_retry_backoff_s",
+    "frame_ms",
+    "jitter_buffer_ms",
+    "seed",
+    "share_transcripts",
+    "strict_match",
+    "resample_quality",
+    "pairing_timeout_s",
+)
+
+
+def sources_from_pb(sources: Any) -> list[Source]:
+    out = []
+    for i, src in enumerate(sources):
+        which = src.WhichOneof("source")
+        if which is None:
+            raise ValueError(f"sources[{i}]: set one of path, python_module, inline")
+        out.append(Source(which, getattr(src, which)))
+    return out
+
+
+def _connector(cfg: bridge_pb2.ConnectorConfig, field: str) -> ConnectorConfig | None:
+    if not cfg.kind:
+        return None
+    try:
+        options = json.loads(cfg.options_json) if cfg.options_json else {}
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"options.{field}.options_json: not valid JSON ({exc.msg})") from exc
+    if not isinstance(options, dict):
+        raise ValueError(f"options.{field}.options_json: must be a JSON object")
+    return ConnectorConfig(cfg.kind, cfg.url, options)
+
+
+def overrides_from_pb(options: bridge_pb2.RunOptions) -> dict[str, Any]:
+    """Only the options the caller set: the rest keep defaults (or a resumed run's values)."""
+    out: dict[str, Any] = {}
+    for name in _OPTIONAL:
+        if options.HasField(name):  # type: ignore[arg-type]
+            out[name] = getattr(options, name)
+    if options.end_policy == bridge_pb2.END_POLICY_TOOL_ONLY:
+        out["end_policy"] = EndPolicy.TOOL_ONLY
+    elif options.end_policy == bridge_pb2.END_POLICY_VALID_TERMINAL_STATE:
+        out["end_policy"] = EndPolicy.VALID_TERMINAL_STATE
+    if options.tags:
+        out["tags"] = list(options.tags)
+    for name in ("user_connector", "agent_connector"):
+        cfg = _connector(getattr(options, name), name)
+        if cfg is not None:
+            out[name] = cfg
+    return out
+
+
+def options_pb(options: dict[str, Any]) -> bridge_pb2.RunOptions:
+    pb = bridge_pb2.RunOptions()
+    for name in _OPTIONAL:
+        value = options.get(name)
+        if value is not None:
+            setattr(pb, name, value)
+    pb.end_policy = (
+        bridge_pb2.END_POLICY_VALID_TERMINAL_STATE
+        if options.get("end_policy") == str(EndPolicy.VALID_TERMINAL_STATE)
+        else bridge_pb2.END_POLICY_TOOL_ONLY
+    )
+    pb.tags.extend(str(t) for t in options.get("tags", []) or [])
+    for name in ("user_connector", "agent_connector"):
+        cfg = options.get(name)
+        if isinstance(cfg, dict):
+            target = getattr(pb, name)
+            target.kind = str(cfg.get("kind", ""))
+            target.url = str(cfg.get("url", ""))
+            target.options_json = json.dumps(cfg.get("options", {}))
+    return pb
+
+
+def summary_pb(s: SessionSummary) -> bridge_pb2.SessionSummary:
+    return bridge_pb2.SessionSummary(
+        session=common_pb2.SessionRef(
+            run_id=s.run_id,
+            session_id=s.session_id,
+            scenario_name=s.scenario_name,
+            attempt=s.attempt,
+        ),
+        stop_reason=stop_reason_pb(s.stop_reason),
+        clean_exit=s.clean_exit,
+        user_turns=s.user_turns,
+        agent_turns=s.agent_turns,
+        duration_s=s.duration_s,
+        status=s.status,
+        retry_reason=s.retry_reason,
+    )
+
+
+def run_pb(view: RunView) -> bridge_pb2.Run:
+    return bridge_pb2.Run(
+        run_id=view.run_id,
+        status=_STATUS.get(view.status, bridge_pb2.RUN_STATUS_UNSPECIFIED),
+        options=options_pb(view.options),
+        created_unix_nanos=view.created_ns,
+        finished_unix_nanos=view.finished_ns,
+        scenarios_total=view.scenarios_total,
+        scenarios_done=view.scenarios_done,
+        vae_version=view.vae_version,
+        sessions=[summary_pb(s) for s in view.sessions],
+    )
+
+
+def classification_pb(c: Classification) -> bridge_pb2.ResumeClassification:
+    return bridge_pb2.ResumeClassification(
+        scenario_name=c.scenario_name,
+        state=_RESUME.get(c.state, bridge_pb2.RESUME_STATE_UNSPECIFIED),
+        reason=c.reason,
+        session_id=c.session_id,
+    )
+
+
+def event_pb(e: RunEvent) -> bridge_pb2.WatchRunResponse:
+    pb = bridge_pb2.WatchRunResponse(
+        kind=_EVENT[e.kind],
+        run_id=e.run_id,
+        scenarios_done=e.scenarios_done,
+        scenarios_total=e.scenarios_total,
+        message=e.message,
+        unix_nanos=e.unix_ns,
+    )
+    if e.session is not None:
+        pb.session.CopyFrom(summary_pb(e.session))
+    if e.status is not None:
+        pb.status = _STATUS[e.status]
+    return pb

@@ -1,0 +1,41 @@
+"""How a session's ending is judged: stop reasons and the end policy.
+
+``tool-only`` counts only the agent's end tool as a clean exit.
+``valid-terminal-state`` also accepts the user's hang-up, or an inactivity
+timeout after the user's last turn (the user spoke last and nobody answered:
+a natural end of a call). Every other reason (max duration, a bot leaving or
+failing, a cancel, shutdown) is never clean.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bridge_service.config import EndPolicy, StopReason
+from recordings.models import Side
+
+
+@dataclass(frozen=True)
+class EndRequest:
+    reason: StopReason
+    detail: str = ""
+    #: Let the last words reach the peer before SessionEnding.
+    graceful: bool = False
+
+
+def end_request_for(side: Side, kind: str, reason_text: str) -> EndRequest:
+    """The end a bot's EndConversation asks for (decided by who sent it)."""
+    if side is Side.AGENT:
+        return EndRequest(StopReason.END_TOOL, reason_text or "agent called its end tool", True)
+    return EndRequest(StopReason.USER_HANG_UP, reason_text or "user hung up", True)
+
+
+def is_clean_exit(reason: StopReason, policy: EndPolicy, last_turn: Side | None) -> bool:
+    if reason is StopReason.END_TOOL:
+        return True
+    if policy is EndPolicy.VALID_TERMINAL_STATE:
+        if reason is StopReason.USER_HANG_UP:
+            return True
+        if reason is StopReason.INACTIVITY_TIMEOUT and last_turn is Side.USER:
+            return True
+    return False

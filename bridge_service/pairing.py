@@ -1,0 +1,97 @@
+"""Pairing waiting bots into sessions (DESIGN.md §3).
+
+A bot's Converse stream, once joined, waits here as a :class:`Waiting` entry
+until a session of a run it accepts (its ``run_filter``: empty for any run,
+else an exact id or id prefix) needs its role. A session takes both roles at
+once (:meth:`PairingPool.claim`), so it never holds one bot while waiting for
+the other and starves another session. A stream that waits longer than the
+bridge's wait timeout is told so (WaitTimeout) and released by its handler; a
+bot that leaves while waiting is marked ``left`` and is never handed out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from dataclasses import dataclass, field
+
+from bridge_service.connectors.base import SideEndpoint
+from recordings.models import Side
+
+_ids = itertools.count(1)
+
+
+@dataclass(eq=False)
+class Waiting:
+    endpoint: SideEndpoint
+    run_filter: str = ""
+    stream_id: str = field(default_factory=lambda: f"s{next(_ids)}")
+    left: bool = False
+    assigned: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def accepts(self, run_id: str) -> bool:
+        return not self.run_filter or run_id.startswith(self.run_filter)
+
+
+class PairingTimeout(Exception):
+    def __init__(self, missing: list[Side], waited_s: float) -> None:
+        roles = " and ".join(str(m) for m in missing)
+        super().__init__(f"no {roles} bot joined within {waited_s:g} s")
+        self.missing = missing
+
+
+class PairingPool:
+    def __init__(self) -> None:
+        self._waiting: list[Waiting] = []
+        self._changed = asyncio.Condition()
+
+    async def add(self, entry: Waiting) -> None:
+        async with self._changed:
+            self._waiting.append(entry)
+            self._changed.notify_all()
+
+    async def remove(self, entry: Waiting) -> None:
+        """Forget an entry (timed out or left); harmless if already taken."""
+        entry.left = True
+        async with self._changed:
+            if entry in self._waiting:
+                self._waiting.remove(entry)
+
+    def waiting(self, role: Side | None = None) -> int:
+        return sum(
+            1 for w in self._waiting if not w.left and (role is None or w.endpoint.role is role)
+        )
+
+    def _find(self, role: Side, run_id: str) -> Waiting | None:
+        for entry in self._waiting:
+            if not entry.left and entry.endpoint.role is role and entry.accepts(run_id):
+                return entry
+        return None
+
+    async def claim(
+        self, run_id: str, roles: list[Side], timeout_s: float
+    ) -> dict[Side, SideEndpoint]:
+        """Take one waiting bot of each role for a session of ``run_id``, all or none."""
+        if not roles:
+            return {}
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        async with self._changed:
+            while True:
+                found = {role: self._find(role, run_id) for role in roles}
+                if all(found.values()):
+                    taken: dict[Side, SideEndpoint] = {}
+                    for role, entry in found.items():
+                        assert entry is not None
+                        self._waiting.remove(entry)
+                        entry.assigned.set()
+                        taken[role] = entry.endpoint
+                    return taken
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    missing = [role for role, entry in found.items() if entry is None]
+                    raise PairingTimeout(missing, timeout_s)
+                try:
+                    await asyncio.wait_for(self._changed.wait(), remaining)
+                except TimeoutError:
+                    continue

@@ -1,0 +1,60 @@
+"""What a session needs to know before it starts: :class:`SessionPlan`.
+
+Built by the run manager for each attempt; turned into each side's
+``SessionStart`` by :func:`start_info` (the prompt rendered from the side's
+persona, task, actions and resources; tools as ``{"tool": {"arg": "desc"}}``;
+the side's initial state and initialization actions; its scenario extras).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bridge_service.config import BridgeSettings, RunSettings
+from bridge_service.connectors.base import SessionStartInfo
+from recordings.models import Side
+from recordings.scenario import Scenario, render_prompt
+
+
+@dataclass(frozen=True)
+class SessionPlan:
+    run_id: str
+    session_id: str
+    scenario: Scenario
+    attempt: int
+    settings: RunSettings
+    bridge: BridgeSettings
+    retry_reason: str = ""
+
+    @property
+    def max_duration_s(self) -> float:
+        if self.settings.max_duration_s is not None:
+            return self.settings.max_duration_s
+        return self.scenario.max_duration
+
+
+def start_info(plan: SessionPlan, side: Side, receive_rate: int) -> SessionStartInfo:
+    sc = plan.scenario
+    spec = sc.side(str(side))
+    state = sc.initial_state if side is Side.AGENT else sc.initial_user_state
+    actions = [
+        {"func_name": a["func_name"], "arguments": a.get("arguments", {})}
+        for a in sc.initialization_actions
+        if a.get("side", "agent") == str(side)
+    ]
+    return SessionStartInfo(
+        run_id=plan.run_id,
+        session_id=plan.session_id,
+        scenario_name=sc.name,
+        attempt=plan.attempt,
+        role=side,
+        domain=sc.domain,
+        system_prompt=render_prompt(spec),
+        tools=spec.resources.tools,
+        initial_state=state,
+        initialization_actions=actions,
+        side_config=spec.extras,
+        max_duration_ms=int(plan.max_duration_s * 1000),
+        share_transcripts=plan.settings.share_transcripts,
+        receive_rate=receive_rate,
+    )

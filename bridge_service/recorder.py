@@ -1,0 +1,74 @@
+"""Feeds one session's audio and events into the store's single writer.
+
+Channels (``recordings.models.Channel``): ``user``/``agent`` hold each bot's
+audio exactly as sent (its rate, its sample clock and sequence numbers, the
+bridge's arrival time); ``to_agent``/``to_user`` hold what the bridge delivered
+on its open-mic clock (after resampling and noise), stamped with the tick time.
+One :class:`~recordings.audio.SegmentBuilder` per channel packs frames into
+~1 s segments; :meth:`SessionRecorder.poll` closes segments whose first frame
+is 0.5 s old, and the writer commits within 0.2 s, so audio is durable within
+a second of arrival.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from recordings.audio import SegmentBuilder
+from recordings.models import Channel, EventKind, EventRecord, SegmentRecord, Side
+from recordings.writer import RecordingWriter
+
+
+class SessionRecorder:
+    def __init__(
+        self,
+        writer: RecordingWriter,
+        session_id: str,
+        rates: dict[Channel, int],
+    ) -> None:
+        self.writer = writer
+        self.session_id = session_id
+        self._builders = {
+            channel: SegmentBuilder(session_id, channel, rate, max_age_s=0.5)
+            for channel, rate in rates.items()
+        }
+        self.events_recorded = 0
+
+    async def audio(
+        self, channel: Channel, pcm: bytes, sample_offset: int, sequence: int, arrival_ns: int
+    ) -> None:
+        closed = self._builders[channel].add(pcm, sample_offset, sequence, arrival_ns)
+        await self._write(closed)
+
+    async def event(
+        self,
+        side: Side,
+        kind: EventKind,
+        payload: dict[str, Any],
+        *,
+        bot_ns: int = 0,
+        bridge_ns: int | None = None,
+    ) -> None:
+        record = EventRecord(
+            session_id=self.session_id,
+            side=side,
+            kind=kind,
+            bridge_ns=time.time_ns() if bridge_ns is None else bridge_ns,
+            bot_ns=bot_ns,
+            payload=payload,
+        )
+        self.events_recorded += 1
+        await self.writer.add_events([record])
+
+    async def poll(self, now_ns: int) -> None:
+        for builder in self._builders.values():
+            await self._write(builder.poll(now_ns))
+
+    async def close(self) -> None:
+        for builder in self._builders.values():
+            await self._write(builder.close())
+
+    async def _write(self, segments: list[SegmentRecord]) -> None:
+        for seg in segments:
+            await self.writer.add_segment(seg)

@@ -1,0 +1,138 @@
+"""The run manager's domain records: what WatchRun, GetRun and ListRuns report.
+
+A live run is a :class:`RunState` in the bridge's memory (its progress events
+kept so a late watcher sees the whole history); a finished or foreign run is
+read back from the store (:func:`run_view`), so GetRun/ListRuns work for every
+run in the database, whichever bridge process recorded it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import time
+from dataclasses import dataclass, field
+
+from bridge_service.config import RunSettings
+from recordings.models import RunRecord, RunStatus, SessionRecord, SessionStatus
+from recordings.reader import RecordingReader
+from recordings.scenario import Scenario
+
+
+class RunEventKind(enum.StrEnum):
+    SESSION_STARTED = "session_started"
+    SESSION_ENDED = "session_ended"
+    SESSION_RETRYING = "session_retrying"
+    RUN_FINISHED = "run_finished"
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    run_id: str
+    session_id: str
+    scenario_name: str
+    attempt: int
+    stop_reason: str = ""
+    clean_exit: bool = False
+    user_turns: int = 0
+    agent_turns: int = 0
+    duration_s: float = 0.0
+    status: str = "running"
+    retry_reason: str = ""
+
+    @classmethod
+    def from_record(cls, s: SessionRecord) -> SessionSummary:
+        return cls(
+            run_id=s.run_id,
+            session_id=s.session_id,
+            scenario_name=s.scenario_name,
+            attempt=s.attempt,
+            stop_reason=s.stop_reason or "",
+            clean_exit=bool(s.clean_exit),
+            user_turns=s.user_turns,
+            agent_turns=s.agent_turns,
+            duration_s=s.duration_s,
+            status=str(s.status),
+            retry_reason=s.retry_reason,
+        )
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    kind: RunEventKind
+    run_id: str
+    scenarios_done: int
+    scenarios_total: int
+    message: str = ""
+    session: SessionSummary | None = None
+    status: RunStatus | None = None
+    unix_ns: int = field(default_factory=time.time_ns)
+
+
+@dataclass(frozen=True)
+class RunView:
+    run_id: str
+    status: RunStatus
+    options: dict[str, object]
+    created_ns: int
+    finished_ns: int
+    scenarios_total: int
+    scenarios_done: int
+    vae_version: str
+    sessions: list[SessionSummary]
+
+
+@dataclass(frozen=True)
+class Classification:
+    scenario_name: str
+    state: str  # completed | in_flight | fresh
+    reason: str
+    session_id: str = ""
+
+
+@dataclass(eq=False)
+class RunState:
+    """A run this bridge process is executing."""
+
+    run_id: str
+    settings: RunSettings
+    scenarios: list[Scenario]
+    created_ns: int
+    vae_version: str
+    total: int
+    done: int = 0
+    status: RunStatus = RunStatus.RUNNING
+    finished_ns: int = 0
+    failed: bool = False
+    events: list[RunEvent] = field(default_factory=list)
+    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+    cancel: asyncio.Event = field(default_factory=asyncio.Event)
+    shutting_down: bool = False
+    task: asyncio.Task[None] | None = None
+
+    async def emit(self, event: RunEvent) -> None:
+        async with self.changed:
+            self.events.append(event)
+            self.changed.notify_all()
+
+    @property
+    def finished(self) -> bool:
+        return self.status not in (RunStatus.RUNNING, RunStatus.PENDING)
+
+
+def run_view(reader: RecordingReader, record: RunRecord, live: RunState | None) -> RunView:
+    sessions = reader.sessions(record.run_id)
+    latest = reader.latest_attempts(record.run_id)
+    total = len(reader.run_scenarios(record.run_id))
+    done = sum(1 for s in latest.values() if s.status is SessionStatus.ENDED)
+    return RunView(
+        run_id=record.run_id,
+        status=live.status if live else record.status,
+        options=record.options,
+        created_ns=record.created_ns,
+        finished_ns=(live.finished_ns if live else record.finished_ns) or 0,
+        scenarios_total=total,
+        scenarios_done=live.done if live else done,
+        vae_version=record.vae_version,
+        sessions=[SessionSummary.from_record(s) for s in sessions],
+    )

@@ -1,0 +1,273 @@
+"""The run manager: StartRun (new or resume, with a dry run), WatchRun, GetRun,
+ListRuns, CancelRun, and shutdown (DESIGN.md §4).
+
+A new run validates every scenario source and the options before anything is
+recorded; it gets a readable id (``2024-06-01T10-22-33``, suffixed if taken)
+unless named, and is recorded with its resolved options, tags, vae's version
+and its scenarios frozen as run.
+
+A resume (``resume`` = exact id or unique prefix) re-reads the frozen
+scenarios and the recorded options (explicit new options override them),
+classifies each scenario with ``recordings.selection.classify_resume``, and
+re-runs ``in_flight`` (marking the old attempt superseded, never deleting it)
+and ``fresh`` ones; ``completed`` ones are kept. With ``dry_run`` it only
+returns the classification.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from bridge_service.config import BridgeSettings, RunSettings, StopReason
+from bridge_service.pairing import PairingPool
+from bridge_service.run_exec import RunExecutor, Todo
+from bridge_service.run_model import (
+    Classification,
+    RunEvent,
+    RunEventKind,
+    RunState,
+    RunView,
+    run_view,
+)
+from bridge_service.scenario_files import Source, load_sources
+from bridge_service.session import Session
+from recordings.errors import ScenarioError
+from recordings.models import RunRecord, RunScenario, RunStatus
+from recordings.reader import RecordingReader
+from recordings.scenario import scenario_from_dict
+from recordings.selection import ResumeState, classify_resume, new_run_id, select_run
+from recordings.writer import RecordingWriter
+
+log = logging.getLogger("vae.bridge.runs")
+
+
+class RunConflict(Exception):
+    """The request clashes with the store's state (FAILED_PRECONDITION / ALREADY_EXISTS)."""
+
+    def __init__(self, message: str, exists: bool = False) -> None:
+        super().__init__(message)
+        self.exists = exists
+
+
+class RunManager:
+    def __init__(
+        self,
+        writer: RecordingWriter,
+        db_path: Path,
+        pool: PairingPool,
+        bridge: BridgeSettings,
+        vae_version: str,
+    ) -> None:
+        self.writer = writer
+        self.db_path = db_path
+        self.bridge = bridge
+        self.vae_version = vae_version
+        self.runs: dict[str, RunState] = {}
+        self.live_sessions: dict[str, Session] = {}
+        self.executor = RunExecutor(writer, pool, bridge, self.live_sessions)
+
+    async def _read(self, fn: Any, *args: Any) -> Any:
+        """Run a reader query in a thread, after everything queued is committed."""
+        await self.writer.flush()
+
+        def query() -> Any:
+            with RecordingReader(self.db_path) as reader:
+                return fn(reader, *args)
+
+        return await asyncio.to_thread(query)
+
+    async def resolve(self, ref: str) -> str:
+        def pick(reader: RecordingReader) -> str:
+            return select_run(reader, ref)
+
+        result: str = await self._read(pick)
+        return result
+
+    # ------------------------------------------------------------ StartRun
+    async def start(
+        self,
+        sources: list[Source],
+        overrides: dict[str, Any],
+        *,
+        run_id: str = "",
+        resume: str = "",
+        dry_run: bool = False,
+    ) -> tuple[RunView | None, list[Classification]]:
+        if resume:
+            return await self._resume(sources, overrides, resume, dry_run)
+        if dry_run:
+            raise ValueError("dry_run: only meaningful with resume")
+        settings = RunSettings(**overrides)
+        settings.validate()
+        scenarios = await asyncio.to_thread(load_sources, sources)
+        existing = await self._read(lambda r: r.run_ids())
+        if run_id and run_id in existing:
+            raise RunConflict(f"run {run_id!r} already exists; resume it or pick a name", True)
+        run_id = run_id or new_run_id([*existing, *self.runs])
+        now = time.time_ns()
+        await self.writer.create_run(
+            RunRecord(
+                run_id,
+                now,
+                RunStatus.RUNNING,
+                self.vae_version,
+                settings.to_dict(),
+                list(settings.tags),
+            )
+        )
+        await self.writer.add_run_scenarios(
+            [
+                RunScenario(run_id, sc.name, i, sc.domain, sc.to_dict())
+                for i, sc in enumerate(scenarios)
+            ]
+        )
+        run = RunState(run_id, settings, scenarios, now, self.vae_version, len(scenarios))
+        self._launch(run, [Todo(sc) for sc in scenarios])
+        return await self.view(run_id), []
+
+    async def _resume(
+        self, sources: list[Source], overrides: dict[str, Any], ref: str, dry_run: bool
+    ) -> tuple[RunView | None, list[Classification]]:
+        if sources:
+            raise ScenarioError(
+                "<request>", "sources", "a resume re-runs the run's recorded scenarios; give none"
+            )
+        run_id = await self.resolve(ref)
+        live = self.runs.get(run_id)
+        if live is not None and not live.finished:
+            raise RunConflict(f"run {run_id} is still running in this bridge")
+
+        def load(reader: RecordingReader) -> tuple[Any, ...]:
+            record = reader.get_run(run_id)
+            assert record is not None
+            settings = replace(RunSettings.from_dict(record.options), **overrides)
+            decisions = classify_resume(reader, run_id, min_agent_turns=settings.min_agent_turns)
+            attempts: dict[str, int] = {}
+            for s in reader.sessions(run_id):
+                attempts[s.scenario_name] = max(attempts.get(s.scenario_name, 0), s.attempt)
+            frozen = {rs.scenario_name: rs.scenario for rs in reader.run_scenarios(run_id)}
+            return record, settings, decisions, attempts, frozen
+
+        record, settings, decisions, attempts, frozen = await self._read(load)
+        settings.validate()
+        classes = [
+            Classification(d.scenario_name, str(d.state), d.reason, d.session_id or "")
+            for d in decisions
+        ]
+        if dry_run:
+            return await self.view(run_id), classes
+        scenarios = [
+            scenario_from_dict(frozen[d.scenario_name], f"{run_id} (frozen)") for d in decisions
+        ]
+        todo: list[Todo] = []
+        for d, sc in zip(decisions, scenarios, strict=True):
+            if d.state is ResumeState.COMPLETED:
+                continue
+            if d.state is ResumeState.IN_FLIGHT and d.session_id:
+                await self.writer.mark_superseded(d.session_id, f"resumed: {d.reason}")
+            todo.append(Todo(sc, attempts.get(sc.name, 0) + 1, f"resume: {d.reason}"))
+        await self.writer.update_run_status(run_id, str(RunStatus.RUNNING), None)
+        run = RunState(
+            run_id,
+            settings,
+            scenarios,
+            record.created_ns,
+            self.vae_version,
+            len(scenarios),
+            done=len(scenarios) - len(todo),
+        )
+        self._launch(run, todo)
+        return await self.view(run_id), classes
+
+    def _launch(self, run: RunState, todo: list[Todo]) -> None:
+        self.runs[run.run_id] = run
+        run.task = asyncio.create_task(self.executor.execute(run, todo), name=f"run:{run.run_id}")
+
+    # ------------------------------------------------------------ queries
+    async def view(self, ref: str) -> RunView:
+        run_id = await self.resolve(ref)
+
+        def build(reader: RecordingReader) -> RunView:
+            record = reader.get_run(run_id)
+            assert record is not None
+            return run_view(reader, record, self.runs.get(run_id))
+
+        result: RunView = await self._read(build)
+        return result
+
+    async def list_runs(self, prefix: str, limit: int) -> list[RunView]:
+        def build(reader: RecordingReader) -> list[RunView]:
+            return [
+                run_view(reader, r, self.runs.get(r.run_id))
+                for r in reader.list_runs(prefix, limit)
+            ]
+
+        result: list[RunView] = await self._read(build)
+        return result
+
+    async def watch(self, ref: str) -> AsyncIterator[RunEvent]:
+        """Every progress event of the run, from its start, until it finishes."""
+        run_id = await self.resolve(ref)
+        run = self.runs.get(run_id)
+        if run is None:
+            # Not run by this process: replay what the store knows.
+            view = await self.view(run_id)
+            for s in view.sessions:
+                yield RunEvent(
+                    RunEventKind.SESSION_ENDED,
+                    run_id,
+                    view.scenarios_done,
+                    view.scenarios_total,
+                    s.scenario_name,
+                    session=s,
+                )
+            yield RunEvent(
+                RunEventKind.RUN_FINISHED,
+                run_id,
+                view.scenarios_done,
+                view.scenarios_total,
+                str(view.status),
+                status=view.status,
+            )
+            return
+        index = 0
+        while True:
+            async with run.changed:
+                while len(run.events) <= index:
+                    await run.changed.wait()
+                batch = run.events[index:]
+            index += len(batch)
+            for event in batch:
+                yield event
+                if event.kind is RunEventKind.RUN_FINISHED:
+                    return
+
+    async def cancel(self, ref: str) -> RunView:
+        run_id = await self.resolve(ref)
+        run = self.runs.get(run_id)
+        if run is not None and not run.finished:
+            run.cancel.set()
+            for session in list(self.live_sessions.values()):
+                if session.plan.run_id == run_id:
+                    session.request_end(StopReason.CANCELLED, "run cancelled")
+            if run.task is not None:
+                await asyncio.shield(run.task)
+        return await self.view(run_id)
+
+    async def shutdown(self) -> None:
+        """End live sessions with ``shutdown``; wait for runs to record their end."""
+        for run in self.runs.values():
+            if not run.finished:
+                run.shutting_down = True
+                run.cancel.set()
+        for session in list(self.live_sessions.values()):
+            session.request_end(StopReason.SHUTDOWN, "the bridge is shutting down")
+        tasks = [r.task for r in self.runs.values() if r.task is not None and not r.task.done()]
+        if tasks:
+            await asyncio.wait(tasks, timeout=self.bridge.final_state_timeout_s + 5)

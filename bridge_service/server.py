@@ -1,0 +1,125 @@
+"""Starting and stopping a bridge: :class:`BridgeServer` (in-process) and :func:`serve`.
+
+The CLI (``vae bridge serve``), the demo and the tests all start the bridge
+through :meth:`BridgeServer.start`: it opens the store's single writer, builds
+the pairing pool and run manager, and serves ``BridgeService`` with health
+and reflection on ``address`` (127.0.0.1:50051 by default; port 0 picks one),
+optionally with TLS and a bearer token (``vae.serving``). :meth:`stop` ends
+live sessions with reason ``shutdown`` (each still records its end and asks
+the bots for their final state), then stops the server and flushes the writer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from dataclasses import replace
+from pathlib import Path
+
+from bridge_service.config import BridgeSettings
+from bridge_service.pairing import PairingPool
+from bridge_service.runs import RunManager
+from bridge_service.servicer import BridgeServicer
+from bridge_service.servicer_converse import ConverseHandler
+from recordings.writer import RecordingWriter, open_writer
+from vae import __version__
+from vae.bridge.v1 import bridge_pb2_grpc
+from vae.serving import RunningServer, TlsFiles, start_server
+
+log = logging.getLogger("vae.bridge")
+
+SERVICE_NAME = "vae.bridge.v1.BridgeService"
+
+
+class BridgeServer:
+    def __init__(
+        self,
+        db_path: str | Path,
+        settings: BridgeSettings | None = None,
+        *,
+        tls: TlsFiles | None = None,
+        token: str | None = None,
+    ) -> None:
+        self.db_path = Path(db_path)
+        self.settings = settings or BridgeSettings()
+        self.tls = tls
+        self.token = token
+        self.pool = PairingPool()
+        self._stack = contextlib.AsyncExitStack()
+        self._server: RunningServer | None = None
+        self.writer: RecordingWriter | None = None
+        self.runs: RunManager | None = None
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "not started"
+        return self._server.port
+
+    @property
+    def address(self) -> str:
+        host = self.settings.address.rsplit(":", 1)[0]
+        return f"{host}:{self.port}"
+
+    async def start(self) -> BridgeServer:
+        self.writer = await self._stack.enter_async_context(open_writer(self.db_path))
+        self.runs = RunManager(self.writer, self.db_path, self.pool, self.settings, __version__)
+        servicer = BridgeServicer(self.runs, ConverseHandler(self.pool, self.settings))
+        try:
+            self._server = await start_server(
+                self.settings.address,
+                lambda server: bridge_pb2_grpc.add_BridgeServiceServicer_to_server(
+                    servicer, server
+                ),
+                [SERVICE_NAME],
+                tls=self.tls,
+                token=self.token,
+            )
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        log.info("bridge serving on %s (database %s)", self.address, self.db_path)
+        return self
+
+    async def stop(self, grace: float = 2.0) -> None:
+        if self.runs is not None:
+            await self.runs.shutdown()
+        if self._server is not None:
+            await self._server.stop(grace)
+            self._server = None
+        await self._stack.aclose()
+
+    async def __aenter__(self) -> BridgeServer:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+
+async def serve(
+    db_path: str | Path,
+    address: str = "127.0.0.1:50051",
+    *,
+    settings: BridgeSettings | None = None,
+    tls: TlsFiles | None = None,
+    token: str | None = None,
+    ready: asyncio.Event | None = None,
+) -> None:
+    """Serve until SIGINT/SIGTERM, then shut down gracefully."""
+    settings = replace(settings or BridgeSettings(), address=address)
+    server = BridgeServer(db_path, settings, tls=tls, token=token)
+    await server.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    print(f"vae bridge listening on {server.address}", flush=True)
+    if ready is not None:
+        ready.set()
+    try:
+        await stop.wait()
+    finally:
+        log.info("shutting down: ending live sessions")
+        await server.stop()

@@ -1,0 +1,225 @@
+"""``BridgeService.Converse``: a bot's gRPC stream as a :class:`SideEndpoint`.
+
+One stream is one bot in one session. The handler reads ``Join`` (refusing
+anything else with ``INVALID_ARGUMENT`` naming the field), answers ``Joined``,
+and parks a :class:`GrpcEndpoint` in the pairing pool. Two tasks serve the
+stream from then on, both inside the handler's TaskGroup:
+
+- the reader turns BotMessages into domain inputs for the session; it pauses
+  when the session has 256 unprocessed inputs (gRPC flow control then slows
+  the bot down instead of the bridge buffering without bound);
+- the writer sends control messages first, then audio frames. Audio waits in
+  a bounded queue: when the bot stops reading, gRPC's window fills, the
+  queue fills, and further frames are dropped (``send`` returns False and the
+  session records the drop) — control messages are never dropped.
+
+When the session closes the endpoint with a :class:`BotProtocolError`, the
+stream ends with ``INVALID_ARGUMENT`` naming what was wrong; otherwise it ends
+OK after ``SessionEnded``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from bridge_service.config import BridgeSettings
+from bridge_service.connectors.base import (
+    BotInfo,
+    BotInput,
+    BotProtocolError,
+    BridgeOutput,
+    PeerAudio,
+)
+from bridge_service.convert import bot_input, bridge_message, join_info
+from bridge_service.pairing import PairingPool, Waiting
+from recordings.models import Side
+from vae.bridge.v1 import bridge_pb2
+
+log = logging.getLogger("vae.bridge.converse")
+
+_MAX_INPUTS = 256
+
+
+class GrpcEndpoint:
+    def __init__(
+        self, role: Side, bot: BotInfo, send_rate: int, receive_rate: int, max_frames: int
+    ) -> None:
+        self.role = role
+        self.bot = bot
+        self.send_rate = send_rate
+        self.receive_rate = receive_rate
+        self._max_frames = max_frames
+        self._inputs: collections.deque[BotInput] = collections.deque()
+        self._input_ready = asyncio.Event()
+        self._input_space = asyncio.Event()
+        self._input_space.set()
+        self._ended: BotProtocolError | None = None
+        self._eof = False
+        self._control: collections.deque[BridgeOutput] = collections.deque()
+        self._audio: collections.deque[PeerAudio] = collections.deque()
+        self._output_ready = asyncio.Event()
+        self.closed = asyncio.Event()
+        self.error: BotProtocolError | None = None
+
+    # ------------------------------------------------------------ SideEndpoint
+    async def receive(self) -> AsyncIterator[BotInput]:
+        while True:
+            while self._inputs:
+                item = self._inputs.popleft()
+                if len(self._inputs) < _MAX_INPUTS:
+                    self._input_space.set()
+                yield item
+            if self._ended is not None:
+                raise self._ended
+            if self._eof:
+                return
+            self._input_ready.clear()
+            await self._input_ready.wait()
+
+    async def send(self, message: BridgeOutput) -> bool:
+        if self.closed.is_set():
+            return False
+        if isinstance(message, PeerAudio):
+            if len(self._audio) >= self._max_frames:
+                return False
+            self._audio.append(message)
+        else:
+            self._control.append(message)
+        self._output_ready.set()
+        return True
+
+    async def close(self, error: BotProtocolError | None = None) -> None:
+        self.error = error
+        self.closed.set()
+        self._output_ready.set()
+
+    # ------------------------------------------------------------ stream side
+    async def _push_input(self, item: BotInput) -> None:
+        await self._input_space.wait()
+        self._inputs.append(item)
+        if len(self._inputs) >= _MAX_INPUTS:
+            self._input_space.clear()
+        self._input_ready.set()
+
+    def _finish_input(self, error: BotProtocolError | None) -> None:
+        self._ended = error
+        self._eof = True
+        self._input_ready.set()
+
+    async def read_loop(self, context: Any, left: asyncio.Event) -> None:
+        """Read the bot's messages until it closes its side or breaks."""
+        try:
+            while True:
+                msg = await context.read()
+                if msg is grpc.aio.EOF:
+                    self._finish_input(None)
+                    break
+                try:
+                    item = bot_input(msg, self.role)
+                except BotProtocolError as exc:
+                    self._finish_input(exc)
+                    break
+                await self._push_input(item)
+        except (grpc.RpcError, asyncio.CancelledError, ConnectionError) as exc:
+            self._finish_input(None)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            left.set()
+
+    async def write_loop(self, context: Any) -> None:
+        """Control first, then audio, until the session closes this endpoint.
+
+        Frames still queued at the close are sent too (the last words of the
+        peer), bounded by the handler's 2 s wait for a bot that stopped reading.
+        """
+        while True:
+            if self._control:
+                await context.write(bridge_message(self._control.popleft()))
+            elif self._audio:
+                await context.write(bridge_message(self._audio.popleft()))
+            elif self.closed.is_set():
+                return
+            else:
+                self._output_ready.clear()
+                await self._output_ready.wait()
+
+
+class ConverseHandler:
+    def __init__(self, pool: PairingPool, settings: BridgeSettings) -> None:
+        self.pool = pool
+        self.settings = settings
+
+    async def __call__(self, context: Any) -> None:
+        first = await context.read()
+        if first is grpc.aio.EOF:
+            return
+        which = first.WhichOneof("message")
+        if which != "join":
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"the first message must be Join, got {which or 'an empty message'}",
+            )
+        try:
+            side, bot, send_rate, receive_rate = join_info(first.join)
+        except BotProtocolError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            raise  # unreachable: abort raises
+        endpoint = GrpcEndpoint(
+            side, bot, send_rate, receive_rate, self.settings.max_outgoing_frames
+        )
+        entry = Waiting(endpoint, first.join.run_filter)
+        wait_s = self.settings.wait_timeout_s
+        await context.write(
+            bridge_pb2.BridgeMessage(
+                joined=bridge_pb2.Joined(
+                    stream_id=entry.stream_id, frame_ms=16, wait_timeout_ms=int(wait_s * 1000)
+                )
+            )
+        )
+        log.info("stream %s joined as %s (%s %s)", entry.stream_id, side, bot.name, bot.version)
+        left = asyncio.Event()
+        async with asyncio.TaskGroup() as tg:
+            reader = tg.create_task(endpoint.read_loop(context, left))
+            await self.pool.add(entry)
+            if not await self._wait_for_session(entry, left):
+                await self.pool.remove(entry)
+                if not left.is_set():
+                    await context.write(
+                        bridge_pb2.BridgeMessage(
+                            wait_timeout=bridge_pb2.WaitTimeout(waited_ms=int(wait_s * 1000))
+                        )
+                    )
+                reader.cancel()
+                return
+            writer = tg.create_task(endpoint.write_loop(context))
+            await endpoint.closed.wait()
+            # A bot that stopped reading must not hold the stream open forever.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(writer), 2.0)
+            writer.cancel()
+            reader.cancel()
+        if endpoint.error is not None:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(endpoint.error))
+
+    async def _wait_for_session(self, entry: Waiting, left: asyncio.Event) -> bool:
+        """True once a session took the stream; False on timeout or if the bot left."""
+        assigned = asyncio.ensure_future(entry.assigned.wait())
+        gone = asyncio.ensure_future(left.wait())
+        try:
+            await asyncio.wait(
+                [assigned, gone],
+                timeout=self.settings.wait_timeout_s,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            assigned.cancel()
+            gone.cancel()
+        return entry.assigned.is_set()

@@ -1,0 +1,176 @@
+"""One conversation between a user bot and an agent bot (DESIGN.md §3).
+
+A session is one ``asyncio.TaskGroup``: a reader per side and the open-mic
+clock. Inputs are handled by :class:`~bridge_service.session_io.SessionIO`;
+this module owns the lifecycle: start (record the attempt, send
+``SessionStart``), the end conditions, and the ending handshake
+(``SessionEnding`` -> ``FinalState`` -> ``SessionEnded``). Whatever ends the
+session — a bot, a timeout, a cancel, shutdown, a failure — the attempt is
+recorded as ended with its stop reason and turn counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass
+
+from bridge_service.config import StopReason
+from bridge_service.connectors.base import SessionEndedOut, SessionEndingOut, SideEndpoint
+from bridge_service.ending import EndRequest, is_clean_exit
+from bridge_service.plan import SessionPlan, start_info
+from bridge_service.session_io import SessionIO
+from recordings.models import EventKind, FinalStateRecord, SessionRecord, SessionStatus, Side
+from recordings.writer import RecordingWriter
+
+log = logging.getLogger("vae.bridge.session")
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    session_id: str
+    stop_reason: StopReason
+    detail: str
+    clean_exit: bool
+    user_turns: int
+    agent_turns: int
+    started_ns: int
+    ended_ns: int
+
+    @property
+    def duration_s(self) -> float:
+        return (self.ended_ns - self.started_ns) / 1e9
+
+
+class Session:
+    def __init__(
+        self,
+        plan: SessionPlan,
+        user: SideEndpoint,
+        agent: SideEndpoint,
+        writer: RecordingWriter,
+    ) -> None:
+        self.plan = plan
+        self.writer = writer
+        self.io = SessionIO(plan, {Side.USER: user, Side.AGENT: agent}, writer)
+        self.result: SessionResult | None = None
+
+    @property
+    def session_id(self) -> str:
+        return self.plan.session_id
+
+    def request_end(self, reason: StopReason, detail: str = "") -> None:
+        """End the session from outside (cancel, shutdown)."""
+        self.io.request_end(EndRequest(reason, detail))
+
+    async def run(self) -> SessionResult:
+        io, plan = self.io, self.plan
+        await self.writer.start_session(
+            SessionRecord(
+                session_id=plan.session_id,
+                run_id=plan.run_id,
+                scenario_name=plan.scenario.name,
+                attempt=plan.attempt,
+                status=SessionStatus.RUNNING,
+                started_ns=io.started_ns,
+                user_bot=io.endpoints[Side.USER].bot.to_dict(),
+                agent_bot=io.endpoints[Side.AGENT].bot.to_dict(),
+                audio=io.audio_info(),
+                retry_reason=plan.retry_reason,
+            )
+        )
+        try:
+            async with asyncio.TaskGroup() as tg:
+                readers = [tg.create_task(io.read(side)) for side in (Side.USER, Side.AGENT)]
+                for side in (Side.USER, Side.AGENT):
+                    await io.send(side, start_info(plan, side, io.endpoints[side].receive_rate))
+                clock = tg.create_task(io.clock())
+                end = await io.wait_end()
+                await io.stop_clock(clock, graceful=end.graceful)
+                await self._handshake(end)
+                for task in readers:
+                    task.cancel()
+        finally:
+            if self.result is None:
+                # Cancelled from outside (the bridge is going away): still record the end.
+                with contextlib.suppress(Exception):
+                    await self._record_end(
+                        EndRequest(StopReason.SHUTDOWN, "session task cancelled")
+                    )
+            await io.close_all()
+        assert self.result is not None
+        return self.result
+
+    async def _handshake(self, end: EndRequest) -> None:
+        io, plan = self.io, self.plan
+        timeout = plan.bridge.final_state_timeout_s
+        live = io.live_sides()
+        for side in live:
+            await io.send(side, SessionEndingOut(str(end.reason), end.detail, int(timeout * 1000)))
+        waits = [io.final_done[side].wait() for side in live]
+        try:
+            await asyncio.wait_for(asyncio.gather(*waits), timeout)
+        except TimeoutError:
+            for side in io.live_sides():
+                if not io.final_done[side].is_set():
+                    await io.record(
+                        side,
+                        EventKind.SESSION_ERROR,
+                        {"error": f"no complete final state within {timeout:g} s"},
+                    )
+        await self._record_end(end)
+        assert self.result is not None
+        for side in io.live_sides():
+            await io.send(side, SessionEndedOut(str(end.reason), self.result.clean_exit))
+
+    async def _record_end(self, end: EndRequest) -> None:
+        io, plan = self.io, self.plan
+        for side, collector in io.collectors.items():
+            got = collector.result(plan.scenario.order_independent_lists)
+            for problem in got.problems:
+                await io.record(side, EventKind.MALFORMED_EVENT, {"problem": problem})
+            if got.state is None and got.context is None:
+                continue
+            await self.writer.put_final_state(
+                FinalStateRecord(
+                    session_id=plan.session_id,
+                    side=side,
+                    received_ns=time.time_ns(),
+                    state=got.state,
+                    state_hash=got.state_hash,
+                    context=got.context,
+                )
+            )
+        await io.recorder.close()
+        ended_ns = time.time_ns()
+        clean = is_clean_exit(end.reason, plan.settings.end_policy, io.last_turn_side())
+        turns = io.turns()
+        await self.writer.end_session(
+            plan.session_id,
+            ended_ns=ended_ns,
+            stop_reason=str(end.reason),
+            stop_detail=end.detail,
+            clean_exit=clean,
+            user_turns=turns[Side.USER],
+            agent_turns=turns[Side.AGENT],
+        )
+        self.result = SessionResult(
+            session_id=plan.session_id,
+            stop_reason=end.reason,
+            detail=end.detail,
+            clean_exit=clean,
+            user_turns=turns[Side.USER],
+            agent_turns=turns[Side.AGENT],
+            started_ns=io.started_ns,
+            ended_ns=ended_ns,
+        )
+        log.info(
+            "session %s ended: %s (%s), turns user=%d agent=%d",
+            plan.session_id,
+            end.reason,
+            end.detail,
+            turns[Side.USER],
+            turns[Side.AGENT],
+        )

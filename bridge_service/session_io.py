@@ -1,0 +1,381 @@
+"""A session's inputs and outputs: bot messages in, open-mic frames out.
+
+:class:`SessionIO` holds the per-session audio path (one
+:class:`~bridge_service.audio_path.Direction` each way), the recorder, the
+turn counters, final-state collectors and, for dual-sided scenarios, the state
+sync. Bad input from one bot is refused here with a :class:`BotProtocolError`
+naming the field; it ends this session with ``bot_error``, is recorded, and
+never touches another session. What is merely odd (a sequence gap, malformed
+JSON in an event, audio beyond the bounded buffer, a bot that stops reading)
+is recorded, the bot gets a ``Notice``, and the session goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+
+from bridge_service.audio_path import Direction
+from bridge_service.config import StopReason
+from bridge_service.connectors.base import (
+    BotAudio,
+    BotEvent,
+    BotProtocolError,
+    BridgeOutput,
+    FinalStatePart,
+    NoticeOut,
+    PeerAudio,
+    PeerEvent,
+    SideEndpoint,
+    StateSyncOut,
+)
+from bridge_service.ending import EndRequest, end_request_for
+from bridge_service.final_state import FinalStateCollector
+from bridge_service.noise import NoiseSource, noise_seed
+from bridge_service.plan import SessionPlan
+from bridge_service.recorder import SessionRecorder
+from bridge_service.sync import StateSync, SyncHookError
+from bridge_service.turns import TalkSpurtCounter
+from recordings.models import Channel, EventKind, Side
+from recordings.writer import RecordingWriter
+
+log = logging.getLogger("vae.bridge.session")
+
+_PEER = {Side.USER: Side.AGENT, Side.AGENT: Side.USER}
+_TO = {Side.AGENT: Channel.TO_AGENT, Side.USER: Channel.TO_USER}
+_NS = 1_000_000_000
+
+
+class SessionIO:
+    def __init__(
+        self, plan: SessionPlan, endpoints: dict[Side, SideEndpoint], writer: RecordingWriter
+    ) -> None:
+        self.plan = plan
+        self.endpoints = endpoints
+        self.started_ns = time.time_ns()
+        s, b = plan.settings, plan.bridge
+        user, agent = endpoints[Side.USER], endpoints[Side.AGENT]
+        noise = plan.scenario.noise
+        self.noise_seed = noise_seed(s.seed, plan.scenario.name)
+        common: dict[str, Any] = {
+            "frame_ms": s.frame_ms,
+            "jitter_buffer_ms": s.jitter_buffer_ms,
+            "max_buffer_ms": b.max_buffer_ms,
+            "quality": s.resample_quality,
+        }
+        # Keyed by the receiving side.
+        self.directions = {
+            Side.AGENT: Direction(
+                user.send_rate,
+                agent.receive_rate,
+                noise=None
+                if noise is None
+                else NoiseSource(noise, agent.receive_rate, self.noise_seed),
+                **common,
+            ),
+            Side.USER: Direction(agent.send_rate, user.receive_rate, **common),
+        }
+        self.recorder = SessionRecorder(
+            writer,
+            plan.session_id,
+            {
+                Channel.USER: user.send_rate,
+                Channel.AGENT: agent.send_rate,
+                Channel.TO_AGENT: agent.receive_rate,
+                Channel.TO_USER: user.receive_rate,
+            },
+        )
+        self.counters = {
+            side: TalkSpurtCounter(
+                endpoints[side].send_rate,
+                threshold_dbfs=b.speech_threshold_dbfs,
+                hangover_s=b.speech_hangover_s,
+                min_speech_s=b.speech_min_s,
+            )
+            for side in (Side.USER, Side.AGENT)
+        }
+        self.last_turn_ns = {Side.USER: 0, Side.AGENT: 0}
+        self.collectors = {side: FinalStateCollector(b.max_final_state_bytes) for side in _PEER}
+        self.final_done = {side: asyncio.Event() for side in _PEER}
+        self.sync = StateSync(plan.scenario) if plan.scenario.dual_sided else None
+        self._next_seq: dict[Side, int] = {Side.USER: 0, Side.AGENT: 0}
+        self._gone: set[Side] = set()
+        self._closed: set[Side] = set()
+        self._end: EndRequest | None = None
+        self._end_event = asyncio.Event()
+        self._clock_stop = False
+        self._draining = False
+        self._notice_ns: dict[tuple[Side, str], int] = {}
+        self._slow = {Side.USER: 0, Side.AGENT: 0}
+        #: Ticks the clock had to skip because the event loop was too busy.
+        self.skipped_ticks = 0
+
+    # ------------------------------------------------------------ state
+    def request_end(self, request: EndRequest) -> None:
+        if self._end is None:
+            self._end = request
+            self._end_event.set()
+
+    async def wait_end(self) -> EndRequest:
+        await self._end_event.wait()
+        assert self._end is not None
+        return self._end
+
+    def live_sides(self) -> list[Side]:
+        return [s for s in (Side.USER, Side.AGENT) if s not in self._gone]
+
+    def turns(self) -> dict[Side, int]:
+        return {side: c.turns for side, c in self.counters.items()}
+
+    def last_turn_side(self) -> Side | None:
+        user, agent = self.last_turn_ns[Side.USER], self.last_turn_ns[Side.AGENT]
+        if not user and not agent:
+            return None
+        return Side.USER if user > agent else Side.AGENT
+
+    def audio_info(self) -> dict[str, object]:
+        s = self.plan.settings
+        noise = self.plan.scenario.noise
+        return {
+            "frame_ms": s.frame_ms,
+            "jitter_buffer_ms": s.jitter_buffer_ms,
+            "encoding": "pcm16le",
+            "rates": {
+                "user": self.endpoints[Side.USER].send_rate,
+                "agent": self.endpoints[Side.AGENT].send_rate,
+                "to_agent": self.endpoints[Side.AGENT].receive_rate,
+                "to_user": self.endpoints[Side.USER].receive_rate,
+            },
+            "resampler": {
+                "library": "soxr",
+                "quality": s.resample_quality,
+                "to_agent_delay_s": self.directions[Side.AGENT].resampler_delay_s,
+                "to_user_delay_s": self.directions[Side.USER].resampler_delay_s,
+            },
+            "noise": None
+            if noise is None
+            else {
+                "white_noise_db": noise.white_noise_db,
+                "noise_files": noise.noise_files,
+                "gain_db": noise.gain_db,
+                "random_offset": noise.random_offset,
+                "seed": self.noise_seed,
+            },
+        }
+
+    # ------------------------------------------------------------ output
+    async def send(self, side: Side, message: BridgeOutput) -> bool:
+        if side in self._closed:
+            return False
+        try:
+            return await self.endpoints[side].send(message)
+        except Exception as exc:  # a broken transport is the reader's business
+            log.debug("send to %s failed: %s", side, exc)
+            return False
+
+    async def record(
+        self, side: Side, kind: EventKind, payload: dict[str, Any], bot_ns: int = 0
+    ) -> None:
+        await self.recorder.event(side, kind, payload, bot_ns=bot_ns)
+
+    async def _notice(self, side: Side, code: str, message: str) -> None:
+        """Tell a bot something, at most once a second per kind."""
+        now = time.monotonic_ns()
+        if now - self._notice_ns.get((side, code), -_NS) < _NS:
+            return
+        self._notice_ns[(side, code)] = now
+        await self.send(side, NoticeOut(code, message))
+
+    async def close_all(self) -> None:
+        await self._flush_slow()
+        for side, endpoint in self.endpoints.items():
+            if side not in self._closed:
+                self._closed.add(side)
+                with contextlib.suppress(Exception):
+                    await endpoint.close(None)
+
+    # ------------------------------------------------------------ input
+    async def read(self, side: Side) -> None:
+        endpoint = self.endpoints[side]
+        try:
+            async for message in endpoint.receive():
+                if isinstance(message, BotAudio):
+                    await self._on_audio(side, message)
+                elif isinstance(message, BotEvent):
+                    await self._on_event(side, message)
+                elif isinstance(message, FinalStatePart) and self.collectors[side].add(message):
+                    self.final_done[side].set()
+        except BotProtocolError as exc:
+            await self._fail(side, exc)
+            return
+        except Exception as exc:
+            log.warning("%s bot stream failed: %s", side, exc)
+            if self._end is None:
+                await self.record(side, EventKind.SESSION_ERROR, {"error": str(exc)})
+        self.final_done[side].set()
+        if self._end is None:
+            self._gone.add(side)
+            self.request_end(
+                EndRequest(StopReason.BOT_DISCONNECTED, f"the {side} bot left mid-call")
+            )
+
+    async def _fail(self, side: Side, exc: BotProtocolError) -> None:
+        await self.record(side, EventKind.SESSION_ERROR, {"field": exc.field, "error": exc.problem})
+        self._gone.add(side)
+        self._closed.add(side)
+        self.final_done[side].set()
+        with contextlib.suppress(Exception):
+            await self.endpoints[side].close(exc)
+        self.request_end(EndRequest(StopReason.BOT_ERROR, f"the {side} bot sent bad input: {exc}"))
+
+    async def _on_audio(self, side: Side, chunk: BotAudio) -> None:
+        size = len(chunk.pcm)
+        if size % 2:
+            raise BotProtocolError("audio.pcm", f"odd byte count {size}: PCM16 needs whole samples")
+        if size > self.plan.bridge.max_chunk_bytes:
+            raise BotProtocolError(
+                "audio.pcm",
+                f"{size} bytes exceeds the {self.plan.bridge.max_chunk_bytes}-byte chunk limit",
+            )
+        now = time.time_ns()
+        expected = self._next_seq[side]
+        if chunk.sequence != expected:
+            detail = {"expected": expected, "got": chunk.sequence}
+            await self.record(side, EventKind.SEQUENCE_GAP, detail)
+            await self._notice(
+                side, "sequence_gap", f"expected sequence {expected}, got {chunk.sequence}"
+            )
+        self._next_seq[side] = chunk.sequence + 1
+        channel = Channel.USER if side is Side.USER else Channel.AGENT
+        await self.recorder.audio(channel, chunk.pcm, chunk.sample_offset, chunk.sequence, now)
+        if self.counters[side].add(chunk.pcm, now):
+            self.last_turn_ns[side] = now
+        if self._clock_stop or not size:
+            return
+        dropped = self.directions[_PEER[side]].push(chunk.pcm)
+        if dropped:
+            await self.record(
+                side,
+                EventKind.AUDIO_DROPPED,
+                {
+                    "reason": "sender_faster_than_real_time",
+                    "sequence": chunk.sequence,
+                    "samples": dropped,
+                    "direction": str(_TO[_PEER[side]]),
+                },
+            )
+            await self._notice(
+                side,
+                "audio_dropped",
+                "audio beyond the bounded buffer was dropped: send in real time",
+            )
+
+    async def _on_event(self, side: Side, event: BotEvent) -> None:
+        if event.problem:
+            payload = {"problem": event.problem, "kind": str(event.kind), "event": event.payload}
+            await self.record(side, EventKind.MALFORMED_EVENT, payload, event.bot_ns)
+            await self._notice(side, "malformed_event", event.problem)
+            return
+        await self.record(side, event.kind, event.payload, event.bot_ns)
+        peer = _PEER[side]
+        if event.kind is EventKind.TRANSCRIPT and self.plan.settings.share_transcripts:
+            await self.send(peer, PeerEvent(event.bot_ns, event.payload))
+        elif event.kind is EventKind.TOOL_CALL and event.payload.get("is_write") and self.sync:
+            await self._sync(side, event.payload)
+        elif event.kind is EventKind.END_CONVERSATION:
+            kind, reason = str(event.payload.get("kind", "")), str(event.payload.get("reason", ""))
+            self.request_end(end_request_for(side, kind, reason))
+
+    async def _sync(self, side: Side, action: dict[str, Any]) -> None:
+        assert self.sync is not None
+        try:
+            deltas = self.sync.on_write(action)
+        except SyncHookError as exc:
+            await self.record(Side.BRIDGE, EventKind.SESSION_ERROR, {"error": str(exc)})
+            return
+        call_id = str(action.get("call_id", ""))
+        for d in deltas:
+            payload = {
+                "to": str(d.side),
+                "sequence": d.sequence,
+                "delta": d.delta,
+                "cause_call_id": call_id,
+                "cause_side": str(side),
+            }
+            await self.record(Side.BRIDGE, EventKind.STATE_SYNC, payload)
+            await self.send(d.side, StateSyncOut(d.sequence, d.delta, call_id, side))
+
+    # ------------------------------------------------------------ the clock
+    async def clock(self) -> None:
+        """Deliver one frame per direction every frame_ms, drift-compensated."""
+        frame_ns = self.plan.settings.frame_ms * 1_000_000
+        poll_every = max(1, 100 // self.plan.settings.frame_ms)
+        t_next = time.monotonic_ns()
+        seq = 0
+        while not self._clock_stop:
+            delay = t_next - time.monotonic_ns()
+            if delay > 0:
+                await asyncio.sleep(delay / 1e9)
+            now = time.time_ns()
+            await self._tick(seq, now)
+            seq += 1
+            t_next += frame_ns
+            lag = time.monotonic_ns() - t_next
+            if lag > 10 * frame_ns:
+                # Far behind (the loop was blocked): skip ahead instead of bursting.
+                skip = lag // frame_ns
+                self.skipped_ticks += skip
+                t_next += skip * frame_ns
+            if seq % poll_every == 0:
+                await self.recorder.poll(now)
+                await self._flush_slow()
+            self._check_limits(now)
+            if self._draining and all(d.drained() for d in self.directions.values()):
+                return
+
+    async def _tick(self, seq: int, now: int) -> None:
+        for side, direction in self.directions.items():
+            frame, _ = direction.pop_frame()
+            offset = seq * direction.frame_samples
+            await self.recorder.audio(_TO[side], frame, offset, seq, now)
+            if side in self._gone:
+                continue
+            if not await self.send(side, PeerAudio(seq, offset, frame, now)):
+                self._slow[side] += 1
+
+    async def _flush_slow(self) -> None:
+        for side, frames in self._slow.items():
+            if frames:
+                self._slow[side] = 0
+                payload = {"reason": "slow_reader", "frames": frames, "direction": str(_TO[side])}
+                await self.record(side, EventKind.AUDIO_DROPPED, payload)
+                await self._notice(side, "slow_reader", f"{frames} frames to you were dropped")
+
+    def _check_limits(self, now: int) -> None:
+        if self._end is not None:
+            return
+        max_ns = self.plan.max_duration_s * _NS
+        if now - self.started_ns >= max_ns:
+            detail = f"reached the maximum duration of {self.plan.max_duration_s:g} s"
+            self.request_end(EndRequest(StopReason.MAX_DURATION, detail))
+            return
+        last = max(self.started_ns, *(c.last_voiced_ns for c in self.counters.values()))
+        timeout = self.plan.settings.inactivity_timeout_s
+        if now - last >= timeout * _NS:
+            detail = f"no speech on either side for {timeout:g} s"
+            self.request_end(EndRequest(StopReason.INACTIVITY_TIMEOUT, detail))
+
+    async def stop_clock(self, clock: asyncio.Task[None], *, graceful: bool) -> None:
+        """Stop delivering; after a bot's EndConversation, first let the last words out."""
+        if graceful:
+            for direction in self.directions.values():
+                direction.flush()
+            self._draining = True
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(clock), self.plan.bridge.end_grace_s)
+        self._clock_stop = True
+        await clock
+        await self._flush_slow()

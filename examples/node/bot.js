@@ -1,0 +1,283 @@
+#!/usr/bin/env node
+// A vae agent bot in Node.js: speaks BridgeService.Converse using only
+// @grpc/grpc-js and @grpc/proto-loader, loading vae's .proto files directly.
+//
+// What it does, in contract order:
+//   Join (role AGENT) -> Joined -> waits for SessionStart
+//   greets, then answers each utterance it hears with a short tone (real PCM16
+//   audio, 20 ms chunks paced in real time), reporting a spoken Transcript,
+//   SpeechStarted/SpeechStopped (TTS) and a TokenUsage per answer
+//   after `answers` answers: one ToolCall (a write action on its small JSON
+//   state), then EndConversation(AGENT_END_TOOL)
+//   SessionEnding -> FinalState (state + context, chunked JSON, done=true)
+//   SessionEnded -> closes the stream.
+//
+// Usage: node bot.js [--bridge 127.0.0.1:50051] [--run RUN_ID] [--token TOKEN]
+// Environment: VAE_BRIDGE, VAE_RUN, VAE_TOKEN, VAE_PROTO_DIR.
+// Scenario knobs (side_config_json of the agent side, all optional):
+//   {"node_bot": {"answers": 1, "tool": {"name": "book", "arguments": {...}}}}
+'use strict';
+
+const grpc = require('@grpc/grpc-js');
+const { loadVae, option, metadataFor } = require('./vae_proto');
+
+const RATE = 16000;
+const CHUNK_MS = 20;
+const CHUNK_SAMPLES = (RATE * CHUNK_MS) / 1000;
+const SPEECH_DBFS = -40; // louder than this is speech
+const END_OF_TURN_MS = 500; // this much quiet after speech ends the peer's turn
+const JSON_CHUNK_BYTES = 64 * 1024;
+
+function nowNs() {
+  return (BigInt(Date.now()) * 1000000n).toString();
+}
+
+function toneChunk(offset, samples, freq) {
+  const buf = Buffer.alloc(samples * 2);
+  for (let i = 0; i < samples; i += 1) {
+    const t = (offset + i) / RATE;
+    buf.writeInt16LE(Math.round(Math.sin(2 * Math.PI * freq * t) * 0.3 * 32767), i * 2);
+  }
+  return buf;
+}
+
+function dbfs(pcm) {
+  const n = Math.floor(pcm.length / 2);
+  if (n === 0) return -120;
+  let sum = 0;
+  for (let i = 0; i < n; i += 1) {
+    const v = pcm.readInt16LE(i * 2) / 32768;
+    sum += v * v;
+  }
+  return 10 * Math.log10(sum / n + 1e-12);
+}
+
+function jsonChunks(doc) {
+  const data = Buffer.from(JSON.stringify(doc), 'utf8');
+  const chunks = [];
+  for (let offset = 0; offset < data.length || offset === 0; offset += JSON_CHUNK_BYTES) {
+    const part = data.subarray(offset, offset + JSON_CHUNK_BYTES);
+    chunks.push({ offset, data: part, last: offset + JSON_CHUNK_BYTES >= data.length });
+    if (data.length === 0) break;
+  }
+  return chunks;
+}
+
+class AgentBot {
+  constructor(call, log) {
+    this.call = call;
+    this.log = log;
+    this.seq = 0;
+    this.offset = 0; // our outgoing sample clock
+    this.speaking = false;
+    this.heardSpeech = false;
+    this.quietMs = 0;
+    this.answers = 0;
+    this.ending = false;
+    this.state = {};
+    this.context = [];
+    this.wantAnswers = 1;
+    this.tool = { name: 'record_outcome', arguments: { outcome: 'answered' } };
+    this.start = null;
+    this.utterance = null;
+    this.pump = null;
+  }
+
+  send(message) {
+    if (!this.call.writable) return;
+    this.call.write(message);
+  }
+
+  event(body) {
+    this.send({ event: { bot_unix_nanos: nowNs(), ...body } });
+  }
+
+  onSessionStart(start) {
+    this.start = start;
+    this.state = JSON.parse(start.initial_state_json || '{}');
+    const side = JSON.parse(start.side_config_json || '{}').node_bot || {};
+    if (Number.isInteger(side.answers)) this.wantAnswers = side.answers;
+    if (side.tool && side.tool.name) this.tool = side.tool;
+    this.context.push({ role: 'system', content: start.system_prompt });
+    this.log(`session ${start.session.session_id} (${start.session.scenario_name}) started`);
+    this.startPump();
+    setTimeout(() => this.speak('Hello, this is the Node agent.', 0.6), 300);
+  }
+
+  // Peer audio arrives on the bridge's open-mic clock (silence when quiet).
+  onPeerAudio(chunk) {
+    if (this.speaking || this.ending) return;
+    const ms = (chunk.pcm.length / 2 / RATE) * 1000;
+    if (dbfs(chunk.pcm) > SPEECH_DBFS) {
+      this.heardSpeech = true;
+      this.quietMs = 0;
+      return;
+    }
+    if (!this.heardSpeech) return;
+    this.quietMs += ms;
+    if (this.quietMs >= END_OF_TURN_MS) {
+      this.heardSpeech = false;
+      this.quietMs = 0;
+      this.answer();
+    }
+  }
+
+  answer() {
+    this.answers += 1;
+    this.context.push({ role: 'user', content: '(speech)' });
+    const done = this.answers >= this.wantAnswers;
+    const text = done ? 'All done, goodbye.' : 'I heard you, please go on.';
+    this.speak(text, 0.8).then(() => {
+      if (done) this.finish();
+    });
+  }
+
+  // The outgoing line: from SessionStart on, one 20 ms chunk per 20 ms of wall
+  // clock, tone while speaking and silence otherwise, like a microphone.
+  startPump() {
+    const t0 = Date.now();
+    this.pump = setInterval(() => {
+      if (this.ending) return;
+      const due = Math.floor(((Date.now() - t0) / 1000) * RATE);
+      while (this.offset + CHUNK_SAMPLES <= due) this.sendChunk();
+    }, CHUNK_MS / 2);
+  }
+
+  sendChunk() {
+    let pcm = Buffer.alloc(CHUNK_SAMPLES * 2);
+    const u = this.utterance;
+    if (u) {
+      pcm = toneChunk(this.offset, CHUNK_SAMPLES, 330);
+      u.left -= CHUNK_SAMPLES;
+    }
+    this.send({ audio: { sequence: this.seq, sample_offset: this.offset, pcm, sent_unix_nanos: nowNs() } });
+    this.seq += 1;
+    this.offset += CHUNK_SAMPLES;
+    if (u && u.left <= 0) {
+      this.utterance = null;
+      this.speaking = false;
+      this.event({ speech_stopped: { source: 'SPEECH_SOURCE_TTS', sample_offset: this.offset } });
+      this.event({
+        transcript: {
+          kind: 'TRANSCRIPT_KIND_SPOKEN', text: u.text, is_final: true,
+          start_unix_nanos: '0', end_unix_nanos: nowNs(), start_sample_offset: u.start, end_sample_offset: this.offset,
+        },
+      });
+      this.context.push({ role: 'assistant', content: u.text });
+      u.done();
+    }
+  }
+
+  // Speak `seconds` of tone; resolves when its last chunk has been sent.
+  speak(text, seconds) {
+    this.speaking = true;
+    this.event({ speech_started: { source: 'SPEECH_SOURCE_TTS', sample_offset: this.offset } });
+    this.event({ token_usage: { model: 'node-tone', prompt_tokens: 40 + this.answers, completion_tokens: 8 } });
+    return new Promise((resolve) => {
+      this.utterance = { text, left: Math.round(seconds * RATE), start: this.offset, done: resolve };
+    });
+  }
+
+  finish() {
+    const args = this.tool.arguments || {};
+    const started = nowNs();
+    this.state.node_bot = { ...(this.state.node_bot || {}), [this.tool.name]: args };
+    this.event({
+      tool_call: {
+        call_id: 'node-1', name: this.tool.name, arguments_json: JSON.stringify(args),
+        result_json: JSON.stringify({ ok: true }), side: 'ROLE_AGENT', is_write: true,
+        started_unix_nanos: started, finished_unix_nanos: nowNs(),
+      },
+    });
+    this.context.push({ role: 'assistant', tool_calls: [{ name: this.tool.name, arguments: args }] });
+    this.event({ end_conversation: { kind: 'END_KIND_AGENT_END_TOOL', reason: 'task complete' } });
+  }
+
+  stop() {
+    if (this.pump) clearInterval(this.pump);
+    this.pump = null;
+  }
+
+  onSessionEnding(ending) {
+    this.ending = true;
+    this.stop();
+    this.log(`session ending: ${ending.reason}`);
+    const state = jsonChunks(this.state);
+    const context = jsonChunks(this.context);
+    const n = Math.max(state.length, context.length);
+    for (let i = 0; i < n; i += 1) {
+      this.send({ final_state: { state: state[i], context: context[i], done: i === n - 1 } });
+    }
+  }
+}
+
+function runBot({ bridge, runFilter, token, log = console.log }) {
+  const vae = loadVae();
+  const client = new vae.bridge.v1.BridgeService(bridge, grpc.credentials.createInsecure());
+  const call = client.Converse(metadataFor(token));
+  const bot = new AgentBot(call, log);
+  return new Promise((resolve, reject) => {
+    let outcome = null;
+    call.on('data', (msg) => {
+      switch (msg.message) {
+        case 'joined':
+          log(`joined as ${msg.joined.stream_id}; frames of ${msg.joined.frame_ms} ms`);
+          break;
+        case 'session_start':
+          bot.onSessionStart(msg.session_start);
+          break;
+        case 'audio':
+          bot.onPeerAudio(msg.audio);
+          break;
+        case 'session_ending':
+          bot.onSessionEnding(msg.session_ending);
+          break;
+        case 'session_ended':
+          outcome = msg.session_ended;
+          log(`session ended: ${outcome.reason}, clean exit ${outcome.clean_exit}`);
+          call.end();
+          break;
+        case 'wait_timeout':
+          outcome = { reason: 'WAIT_TIMEOUT', clean_exit: false };
+          call.end();
+          break;
+        default:
+          break;
+      }
+    });
+    call.on('error', (err) => {
+      bot.stop();
+      reject(err);
+    });
+    call.on('end', () => {
+      bot.stop();
+      resolve(outcome);
+    });
+    call.write({
+      join: {
+        role: 'ROLE_AGENT',
+        bot: { name: 'node-example-agent', version: '0.1.0', labels: { language: 'javascript' } },
+        send_format: { encoding: 'AUDIO_ENCODING_PCM16LE', sample_rate_hz: RATE, channels: 1 },
+        receive_format: { encoding: 'AUDIO_ENCODING_PCM16LE', sample_rate_hz: RATE, channels: 1 },
+        run_filter: runFilter || '',
+      },
+    });
+  });
+}
+
+if (require.main === module) {
+  const bridge = option('--bridge', 'VAE_BRIDGE', '127.0.0.1:50051');
+  const runFilter = option('--run', 'VAE_RUN', '');
+  const token = option('--token', 'VAE_TOKEN', '');
+  runBot({ bridge, runFilter, token, log: (m) => console.error(`[node-bot] ${m}`) })
+    .then((outcome) => {
+      console.log(JSON.stringify(outcome));
+      process.exit(outcome && outcome.reason !== 'WAIT_TIMEOUT' ? 0 : 1);
+    })
+    .catch((err) => {
+      console.error(`[node-bot] ${err.code ? `gRPC ${err.code}: ` : ''}${err.details || err.message}`);
+      process.exit(1);
+    });
+}
+
+module.exports = { runBot, AgentBot };

@@ -1,0 +1,240 @@
+"""A minimal pipecat bot that needs no network and no model weights.
+
+A real pipecat pipeline (``pipecat-ai`` from PyPI): a WebSocket server
+transport with pipecat's ``ProtobufFrameSerializer`` and RTVI, and one
+processor in between that plays an agent. It listens for speech with a plain
+energy detector, and after each utterance answers with a tone (its "TTS"),
+reporting what it says, TTFB and token-usage metrics the way a pipecat LLM/TTS
+pipeline would. After ``--answers`` answers it calls its write tool (a
+function call, announced with ``action-applied`` like the established
+framework's write tools) and then its end tool, sending ``<exit>``.
+
+It also implements the established framework's client messages
+(``update_system_prompt``, ``apply_initialization``, ``get_scenario_summary``,
+``get_context_history``), so vae's pipecat connector can configure it and
+fetch its final state.
+
+Run it from the pipecat venv (``scripts/setup_pipecat_env.sh``)::
+
+    .pipecat-venv/bin/python examples/pipecat_bot/bot.py --port 8765
+
+It prints ``READY <port>`` on stdout once it accepts connections, and serves
+one connection at a time until it is stopped (SIGINT/SIGTERM).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import sys
+import time
+from typing import Any
+
+import numpy as np
+from pipecat.frames.frames import (
+    BotStoppedSpeakingFrame,
+    Frame,
+    FunctionCallInProgressFrame,
+    FunctionCallResultFrame,
+    InputAudioRawFrame,
+    MetricsFrame,
+    TTSAudioRawFrame,
+    TTSStartedFrame,
+    TTSStoppedFrame,
+    TTSTextFrame,
+)
+from pipecat.metrics.metrics import LLMTokenUsage, LLMUsageMetricsData, TTFBMetricsData
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.pipeline.runner import PipelineRunner
+from pipecat.pipeline.task import PipelineParams, PipelineTask
+from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+from pipecat.processors.frameworks.rtvi import RTVIObserverParams, RTVIProcessor
+from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
+from pipecat.processors.frameworks.rtvi.observer import RTVIFunctionCallReportLevel
+from pipecat.serializers.protobuf import ProtobufFrameSerializer
+from pipecat.transports.websocket.server import (
+    SingleClientWebsocketServerParams,
+    SingleClientWebsocketServerTransport,
+)
+
+IN_RATE = 16000
+OUT_RATE = 24000  # like a TTS service: the frames say so, and vae honours it
+
+
+class Agent:
+    """The bot's scenario state: prompt, DB, recorded actions, context."""
+
+    def __init__(self) -> None:
+        self.prompt = ""
+        self.tools: dict[str, Any] = {}
+        self.db: dict[str, Any] = {}
+        self.actions: list[dict[str, Any]] = []
+        self.messages: list[dict[str, Any]] = []
+        #: Bumped per scenario, so the pipeline can serve one session after another.
+        self.generation = 0
+
+    def handle(self, kind: str, data: Any) -> Any:
+        body = data if isinstance(data, dict) else {}
+        if kind == "update_system_prompt":
+            self.prompt = str(body.get("prompt", ""))
+            tools = body.get("tools", "{}")
+            self.tools = json.loads(tools) if isinstance(tools, str) else dict(tools or {})
+            self.db, self.actions = {}, []
+            self.generation += 1
+            self.messages = [{"role": "system", "content": self.prompt}]
+            return {"ok": True, "tools": sorted(self.tools)}
+        if kind == "apply_initialization":
+            self.db.update(body.get("shared_state_init") or {})
+            return {"ok": True}
+        if kind == "get_scenario_summary":
+            canonical = json.dumps(self.db, sort_keys=True, separators=(",", ":"))
+            summary: dict[str, Any] = {
+                "actions": self.actions,
+                "db_hash": hashlib.sha256(canonical.encode()).hexdigest(),
+            }
+            if body.get("include_db"):
+                summary["db"] = self.db
+            return summary
+        if kind == "get_context_history":
+            return self.messages
+        raise ValueError(f"unknown client message {kind!r}")
+
+
+class ToneResponder(FrameProcessor):
+    """Energy VAD on what it hears; answers each utterance with a tone."""
+
+    def __init__(self, agent: Agent, answers: int, tool: str) -> None:
+        super().__init__()
+        self.agent = agent
+        self.answers = answers
+        self.tool = tool
+        self.answered = 0
+        self.speech_ms = 0.0
+        self.quiet_ms = 0.0
+        self.busy = False
+        self.finished = False
+        self.generation = 0
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if isinstance(frame, InputAudioRawFrame):
+            await self._listen(frame)
+            return  # the output transport has no use for the caller's audio
+        if isinstance(frame, BotStoppedSpeakingFrame):
+            self.busy = False
+            if self.finished:
+                await self._end()
+        await self.push_frame(frame, direction)
+
+    async def _listen(self, frame: InputAudioRawFrame) -> None:
+        if self.generation != self.agent.generation:  # a new scenario: start afresh
+            self.generation = self.agent.generation
+            self.answered, self.speech_ms, self.quiet_ms = 0, 0.0, 0.0
+            self.busy = self.finished = False
+        if self.busy or self.finished:
+            return
+        samples = np.frombuffer(frame.audio, dtype="<i2").astype(np.float64) / 32768.0
+        ms = 1000.0 * len(samples) / max(1, frame.sample_rate * frame.num_channels)
+        loud = len(samples) > 0 and 10 * np.log10(np.mean(samples**2) + 1e-12) > -40
+        if loud:
+            self.speech_ms += ms
+            self.quiet_ms = 0.0
+        elif self.speech_ms >= 100:
+            self.quiet_ms += ms
+            if self.quiet_ms >= 400:
+                self.speech_ms = self.quiet_ms = 0.0
+                await self._answer()
+
+    async def _answer(self) -> None:
+        self.busy = True
+        self.answered += 1
+        self.agent.messages.append({"role": "user", "content": "(speech)"})
+        last = self.answered >= self.answers
+        text = "Your booking is done, goodbye." if last else "Sure, tell me more."
+        await self.push_frame(MetricsFrame(data=[
+            TTFBMetricsData(processor="ToneLLM#0", value=0.05),
+            LLMUsageMetricsData(processor="ToneLLM#0", model="tone-1",
+                                value=LLMTokenUsage(prompt_tokens=100 + self.answered,
+                                                    completion_tokens=7, total_tokens=107)),
+        ]))
+        if last:
+            await self._write_action()
+        await self.push_frame(TTSStartedFrame())
+        await self.push_frame(TTSTextFrame(text=text, aggregated_by="sentence"))
+        t = np.arange(int(OUT_RATE * 0.8)) / OUT_RATE
+        tone = (np.sin(2 * np.pi * 440 * t) * 0.3 * 32767).astype("<i2")
+        step = OUT_RATE // 50  # 20 ms frames; the output transport paces them in real time
+        for start in range(0, len(tone), step):
+            chunk = tone[start : start + step].tobytes()
+            await self.push_frame(TTSAudioRawFrame(audio=chunk, sample_rate=OUT_RATE, num_channels=1))
+        await self.push_frame(TTSStoppedFrame())
+        self.agent.messages.append({"role": "assistant", "content": text})
+        self.finished = last
+
+    async def _write_action(self) -> None:
+        args = {"confirmed": True, "answers": self.answered}
+        call_id = f"call-{int(time.time() * 1000)}"
+        await self.push_frame(FunctionCallInProgressFrame(self.tool, call_id, args))
+        self.agent.db.setdefault("bookings", []).append(args)
+        action = {"type": self.tool, "args": args, "result": "ok"}
+        self.agent.actions.append(action)
+        await self.push_frame(RTVIServerMessageFrame(data={"type": "action-applied", "action": action}))
+        await self.push_frame(FunctionCallResultFrame(self.tool, call_id, args, {"ok": True}, None))
+        self.agent.messages.append({"role": "assistant", "tool_calls": [{"name": self.tool, "arguments": args}]})
+
+    async def _end(self) -> None:
+        self.finished = False
+        await self.push_frame(RTVIServerMessageFrame(data={"text": "<exit>goodbye</exit>"}))
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--answers", type=int, default=1, help="answers before ending the call")
+    parser.add_argument("--tool", default="book_table", help="the write tool it calls")
+    args = parser.parse_args()
+
+    transport = SingleClientWebsocketServerTransport(
+        params=SingleClientWebsocketServerParams(
+            serializer=ProtobufFrameSerializer(), audio_in_enabled=True, audio_out_enabled=True,
+            audio_in_sample_rate=IN_RATE, audio_out_sample_rate=OUT_RATE, add_wav_header=False,
+        ),
+        host=args.host,
+        port=args.port,
+    )
+    agent = Agent()
+    rtvi = RTVIProcessor()
+    pipeline = Pipeline([transport.input(), ToneResponder(agent, args.answers, args.tool),
+                         transport.output()])
+    task = PipelineTask(
+        pipeline,
+        params=PipelineParams(enable_metrics=True, enable_usage_metrics=True,
+                              audio_in_sample_rate=IN_RATE, audio_out_sample_rate=OUT_RATE),
+        rtvi_processor=rtvi,
+        rtvi_observer_params=RTVIObserverParams(
+            function_call_report_level={"*": RTVIFunctionCallReportLevel.FULL}),
+        idle_timeout_secs=None,
+    )
+
+    @rtvi.event_handler("on_client_message")
+    async def on_client_message(processor: RTVIProcessor, message: Any) -> None:
+        try:
+            result = agent.handle(message.type, message.data)
+        except (ValueError, TypeError, json.JSONDecodeError) as exc:
+            await processor.send_error_response(message, str(exc))
+            return
+        await processor.send_server_response(message, result)
+
+    @transport.event_handler("on_websocket_ready")
+    async def on_ready(_transport: Any) -> None:
+        print(f"READY {args.port}", flush=True)
+
+    await PipelineRunner(handle_sigint=True).run(task)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
+    sys.exit(0)

@@ -1,0 +1,332 @@
+"""``vae import nemo DIR``: an established-framework results directory into the store.
+
+The directory becomes one run (``source = "import:nemo"``); each scenario
+directory one session, and each ``<name>.killed.<ts>/`` an earlier attempt of
+that scenario, kept and marked superseded when a later attempt exists (a
+crashed directory with no successor stays unfinished, so a resume sees it as
+in flight). The scenario is rebuilt from ``scenario_config/`` and frozen with
+the run; the framework's own verdicts become a first scoring; files that do not
+map onto the store are kept raw as artifacts beside the run or session.
+
+Missing or malformed files are reported per scenario and never abort the
+import: the report lists what was imported and what was not, and why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from recordings.errors import StoreError
+from recordings.importers.nemo_files import parse_time_ns, read_json, read_text
+from recordings.importers.nemo_layout import ScenarioDirs, run_id_from_dir, scan
+from recordings.importers.nemo_scenario import load_scenario
+from recordings.importers.nemo_scores import original_scores
+from recordings.importers.nemo_session import AttemptData, dumps, read_attempt
+from recordings.models import (
+    ArtifactRecord,
+    RunRecord,
+    RunScenario,
+    RunStatus,
+    ScoringRecord,
+    SessionRecord,
+    SessionStatus,
+)
+from recordings.reader import RecordingReader
+from recordings.writer import RecordingWriter, open_writer
+
+SOURCE = "import:nemo"
+RUN_FILES = (
+    "run_args.json",
+    "all_summary.txt",
+    "all_metrics.json",
+    "all_latencies.csv",
+    "evaluation_log.txt",
+)
+
+
+class ImportSourceError(StoreError):
+    """The directory cannot be imported at all (not a results directory, run id taken)."""
+
+
+@dataclass
+class AttemptReport:
+    directory: str
+    session_id: str
+    attempt: int
+    status: str
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ScenarioReport:
+    name: str
+    problems: list[str] = field(default_factory=list)
+    attempts: list[AttemptReport] = field(default_factory=list)
+
+    @property
+    def problem_count(self) -> int:
+        return len(self.problems) + sum(len(a.problems) for a in self.attempts)
+
+
+@dataclass
+class ImportReport:
+    run_id: str
+    source_dir: str
+    scoring_id: str | None = None
+    problems: list[str] = field(default_factory=list)
+    scenarios: list[ScenarioReport] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+async def import_nemo(
+    db_path: str | Path,
+    results_dir: str | Path,
+    *,
+    run_id: str | None = None,
+    on_scenario: Callable[[str], None] | None = None,
+) -> ImportReport:
+    """Import ``results_dir`` into the store at ``db_path``; return what happened."""
+    src = await asyncio.to_thread(_survey, Path(results_dir))
+    async with open_writer(db_path) as writer:
+        existing = await asyncio.to_thread(_run_ids, Path(db_path))
+        rid = _choose_run_id(run_id, run_id_from_dir(src.root), existing)
+        report = ImportReport(run_id=rid, source_dir=str(src.root), problems=list(src.problems))
+        created = _created_ns(src.run_args)
+        status = RunStatus.COMPLETED if src.complete else RunStatus.FAILED
+        await writer.create_run(
+            RunRecord(
+                rid,
+                created,
+                status,
+                "import",
+                _options(src.run_args, src.root),
+                ["imported", "nemo"],
+                None,
+                SOURCE,
+            )
+        )
+        for name, text in src.run_files.items():
+            await writer.add_artifact(ArtifactRecord(rid, name, text))
+        state = _RunState(rid, created, f"{rid}.nemo-original")
+        for ordinal, dirs in enumerate(src.scenarios):
+            report.scenarios.append(await _import_scenario(writer, state, ordinal, dirs))
+            if on_scenario is not None:
+                on_scenario(dirs.name)
+        last = max(state.ends, default=created)
+        await writer.update_run_status(rid, status, last)
+        if state.scoring_created:
+            report.scoring_id = state.scoring_id
+            await writer.finish_scoring(
+                state.scoring_id, status="completed", summary={"source": SOURCE}, finished_ns=last
+            )
+        await writer.flush()
+    return report
+
+
+@dataclass
+class _Source:
+    root: Path
+    scenarios: list[ScenarioDirs]
+    run_args: Any
+    complete: bool
+    run_files: dict[str, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+def _survey(path: Path) -> _Source:
+    """Everything run-level about the directory (blocking: runs in a thread)."""
+    if not path.is_dir():
+        raise FileNotFoundError(f"{path}: no such directory")
+    root = path.resolve()
+    found = scan(root)
+    if not found:
+        raise ImportSourceError(
+            f"{root}: no scenario directories (expected <scenario>/metrics.json,"
+            " conversation_log.* or scenario_config/ below it)"
+        )
+    run_args, problem = read_json(root / "run_args.json")
+    src = _Source(root, found, run_args, (root / "all_metrics.json").is_file())
+    if problem:
+        src.problems.append(problem)
+    if not src.complete:
+        src.problems.append("all_metrics.json missing: the run did not finish")
+    for name in RUN_FILES:
+        text, problem = read_text(root / name)
+        if problem:
+            src.problems.append(problem)
+        if text is not None:
+            src.run_files[name] = text
+    return src
+
+
+@dataclass
+class _RunState:
+    run_id: str
+    created_ns: int
+    scoring_id: str
+    scoring_created: bool = False
+    ends: list[int] = field(default_factory=list)
+
+
+async def _import_scenario(
+    writer: RecordingWriter, state: _RunState, ordinal: int, dirs: ScenarioDirs
+) -> ScenarioReport:
+    run_id = state.run_id
+    report = ScenarioReport(dirs.name)
+    scenario = load_scenario(dirs.name, _config_dir(dirs))
+    report.problems.extend(scenario.problems)
+    doc = scenario.document
+    await writer.add_run_scenarios(
+        [RunScenario(run_id, dirs.name, ordinal, str(doc.get("domain", "default")), doc)]
+    )
+    for name, raw in scenario.raw.items():
+        await writer.add_artifact(ArtifactRecord(run_id, f"{dirs.name}/{name}", raw))
+    for number, attempt_dir in enumerate(dirs.attempts, start=1):
+        session_id = f"{run_id}/{dirs.name}/{number}"
+        data = await asyncio.to_thread(read_attempt, attempt_dir.path, session_id, state.created_ns)
+        later = number < len(dirs.attempts)
+        status = await _write_attempt(
+            writer, run_id, dirs.name, number, session_id, data, later, attempt_dir.path.name
+        )
+        if data.ended_ns is not None:
+            state.ends.append(data.ended_ns)
+        report.attempts.append(
+            AttemptReport(attempt_dir.path.name, session_id, number, status, data.problems)
+        )
+        if data.metrics is not None and not later:
+            scores = original_scores(state.scoring_id, session_id, data.metrics)
+            if scores and not state.scoring_created:
+                await writer.create_scoring(
+                    _original_scoring(state.scoring_id, run_id, state.created_ns)
+                )
+                state.scoring_created = True
+            await writer.add_scores(scores)
+    return report
+
+
+async def _write_attempt(
+    writer: RecordingWriter,
+    run_id: str,
+    name: str,
+    number: int,
+    session_id: str,
+    data: AttemptData,
+    superseded: bool,
+    dirname: str,
+) -> str:
+    await writer.start_session(
+        SessionRecord(
+            session_id,
+            run_id,
+            name,
+            number,
+            SessionStatus.RUNNING,
+            data.started_ns,
+            audio=data.audio,
+            user_bot={"name": "nemo-user", "imported": True},
+            agent_bot={"name": "nemo-agent", "imported": True},
+        )
+    )
+    for seg in data.segments:
+        await writer.add_segment(seg)
+    await writer.add_events(data.events)
+    for fs in data.final_states:
+        await writer.put_final_state(fs)
+    for artifact, text in data.artifacts.items():
+        await writer.add_artifact(ArtifactRecord(run_id, artifact, text, session_id))
+    status = "running"
+    if data.ended_ns is not None:
+        await writer.end_session(
+            session_id,
+            ended_ns=data.ended_ns,
+            stop_reason=data.stop_reason,
+            stop_detail=data.stop_detail,
+            clean_exit=data.clean_exit,
+            user_turns=data.user_turns,
+            agent_turns=data.agent_turns,
+        )
+        status = "ended"
+    if superseded:
+        await writer.mark_superseded(session_id, f"moved aside as {dirname} by a resume")
+        status = "superseded"
+    return status
+
+
+def _original_scoring(scoring_id: str, run_id: str, created_ns: int) -> ScoringRecord:
+    return ScoringRecord(
+        scoring_id,
+        run_id,
+        created_ns,
+        "running",
+        {"source": SOURCE, "note": "verdicts recorded by the established framework"},
+        versions={"importer": "1"},
+    )
+
+
+def _config_dir(dirs: ScenarioDirs) -> Path | None:
+    """The newest attempt's scenario_config/ (any attempt's if the newest lacks it)."""
+    for attempt in reversed(dirs.attempts):
+        if (attempt.path / "scenario_config").is_dir():
+            return attempt.path / "scenario_config"
+    return None
+
+
+def _run_ids(db_path: Path) -> list[str]:
+    with RecordingReader(db_path) as reader:
+        return reader.run_ids()
+
+
+def _choose_run_id(requested: str | None, derived: str, existing: list[str]) -> str:
+    if requested:
+        if requested in existing:
+            raise ImportSourceError(f"run id {requested!r} already exists in this database")
+        return requested
+    if derived not in existing:
+        return derived
+    n = 2
+    while f"{derived}-{n}" in existing:
+        n += 1
+    return f"{derived}-{n}"
+
+
+def _invocations(run_args: Any) -> list[dict[str, Any]]:
+    items = run_args.get("invocations") if isinstance(run_args, dict) else None
+    return [i for i in items or [] if isinstance(i, dict)]
+
+
+def _created_ns(run_args: Any) -> int:
+    for inv in _invocations(run_args):
+        when = parse_time_ns(inv.get("started_at"))
+        if when is not None:
+            return when
+    return time.time_ns()
+
+
+def _options(run_args: Any, root: Path) -> dict[str, Any]:
+    """Run options the scorer reads, from the last invocation's parsed arguments."""
+    options: dict[str, Any] = {"end_policy": "tool-only", "imported_from": str(root)}
+    invocations = _invocations(run_args)
+    parsed = invocations[-1].get("parsed_args") if invocations else None
+    if isinstance(parsed, dict):
+        if isinstance(parsed.get("strict_match"), bool):
+            options["strict_match"] = parsed["strict_match"]
+        if isinstance(parsed.get("min_agent_turns"), int):
+            options["min_agent_turns"] = parsed["min_agent_turns"]
+        if isinstance(parsed.get("duration"), int | float):
+            options["max_duration_s"] = parsed["duration"]
+        options["nemo_args"] = json.loads(dumps(parsed))
+    return options
+
+
+def import_nemo_sync(
+    db_path: str | Path, results_dir: str | Path, *, run_id: str | None = None
+) -> ImportReport:
+    return asyncio.run(import_nemo(db_path, results_dir, run_id=run_id))

@@ -1,0 +1,84 @@
+"""Finding the scenarios and attempts in a results directory.
+
+Layout (``eval_<ts>/``): one directory per scenario, named after it; a resume
+moves an unfinished one aside as ``<name>.killed.<ts>/`` (newer runners also
+``<name>.killed.autoretry<N>.<ts>/``) with an empty ``__KILLED__`` marker, and
+re-runs the scenario in a fresh ``<name>/``. Each directory becomes one attempt
+of its scenario: the moved-aside ones first (in the order they were moved),
+the live one last.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+#: Files whose presence marks a directory as a scenario directory.
+SCENARIO_MARKERS = (
+    "metrics.json",
+    "conversation_log.txt",
+    "conversation_log.wav",
+    "final_agent_response.json",
+    "scenario_config",
+    "__KILLED__",
+)
+
+_KILLED = re.compile(r"^(?P<name>.+?)\.killed\.(?:autoretry(?P<retry>\d+)\.)?(?P<ts>.+)$")
+_RUN_TS = re.compile(r"(\d{8})_(\d{6})")
+
+
+@dataclass(frozen=True)
+class AttemptDir:
+    path: Path
+    killed: bool
+    #: Sort key among a scenario's attempts.
+    order: tuple[int, str, int]
+
+
+@dataclass
+class ScenarioDirs:
+    name: str
+    attempts: list[AttemptDir] = field(default_factory=list)
+
+    @property
+    def live(self) -> AttemptDir | None:
+        live = [a for a in self.attempts if not a.killed]
+        return live[0] if live else None
+
+
+def is_scenario_dir(path: Path) -> bool:
+    return path.is_dir() and any((path / marker).exists() for marker in SCENARIO_MARKERS)
+
+
+def scan(results_dir: Path) -> list[ScenarioDirs]:
+    """The scenarios under ``results_dir``, each with its attempts in order."""
+    found: dict[str, ScenarioDirs] = {}
+    for child in sorted(results_dir.iterdir()):
+        if not is_scenario_dir(child):
+            continue
+        m = _KILLED.match(child.name)
+        if m:
+            name = m["name"]
+            attempt = AttemptDir(child, True, (0, m["ts"], int(m["retry"] or 0)))
+        else:
+            name = child.name
+            attempt = AttemptDir(child, (child / "__KILLED__").exists(), (1, "", 0))
+        found.setdefault(name, ScenarioDirs(name)).attempts.append(attempt)
+    for dirs in found.values():
+        dirs.attempts.sort(key=lambda a: a.order)
+    return [found[name] for name in sorted(found)]
+
+
+def run_id_from_dir(results_dir: Path) -> str:
+    """``eval_20240601_102233`` -> ``2024-06-01T10-22-33`` (vae's readable ids)."""
+    m = _RUN_TS.search(results_dir.name)
+    if m:
+        try:
+            when = datetime.strptime(m[1] + m[2], "%Y%m%d%H%M%S")
+        except ValueError:
+            pass
+        else:
+            return when.strftime("%Y-%m-%dT%H-%M-%S")
+    return results_dir.name or "imported"

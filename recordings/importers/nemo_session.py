@@ -1,0 +1,317 @@
+"""One attempt directory -> the records of one recorded session (no writing here).
+
+Mapping (what cannot be mapped is kept raw as an artifact):
+
+- ``conversation_log.wav`` (stereo PCM16: L = user->agent as delivered, R =
+  agent->user) -> channels ``user`` and ``agent`` as ~1 s segments on the
+  session clock; a WAV cut short is read as far as it goes.
+- ``conversation_log.txt`` turn lines -> spoken transcripts at their times;
+  its ``Start Time`` anchors the session; ``Stop reason`` the ending.
+- ``metrics.json`` -> stop reason, clean exit, turn counts, token usage
+  (per-side totals spread over ``n_calls`` events so sums and call counts
+  match), its latencies as metrics; turns when the log has none.
+- ``final_agent_response.json`` (``[{"actions": [...]}]`` or a plain list) ->
+  write-action tool calls with their ``side`` tags.
+- ``final_scenario_db_hash.txt`` -> final-state hashes (the DB itself was
+  never written, so the state stays NULL); ``bot_logs_*/llm_context.json`` ->
+  each side's context (JSON or a Python repr; empty stays empty).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from recordings.audio import SegmentBuilder
+from recordings.importers.nemo_files import (
+    ConversationLog,
+    WavData,
+    parse_conversation_log,
+    parse_time_ns,
+    read_context,
+    read_db_hashes,
+    read_json,
+    read_text,
+    read_wav,
+)
+from recordings.models import Channel, EventKind, EventRecord, FinalStateRecord, SegmentRecord, Side
+
+#: Raw files kept beside the session as artifacts (name -> size limit in bytes).
+RAW_FILES = {
+    "metrics.json": 5_000_000,
+    "judge_result.json": 5_000_000,
+    "conversation_log.seglst.json": 5_000_000,
+    "conversation_log.txt": 5_000_000,
+    "bridge_log.txt": 5_000_000,
+    "trace_metrics.json": 5_000_000,
+}
+STOP_REASONS = {"[EXIT]": "end_tool", "[TIMEOUT]": "max_duration"}
+
+
+@dataclass
+class AttemptData:
+    started_ns: int
+    ended_ns: int | None = None
+    stop_reason: str = ""
+    stop_detail: str = ""
+    clean_exit: bool | None = None
+    user_turns: int = 0
+    agent_turns: int = 0
+    audio: dict[str, object] = field(default_factory=dict)
+    segments: list[SegmentRecord] = field(default_factory=list)
+    events: list[EventRecord] = field(default_factory=list)
+    final_states: list[FinalStateRecord] = field(default_factory=list)
+    artifacts: dict[str, str] = field(default_factory=dict)
+    metrics: dict[str, Any] | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+def read_attempt(path: Path, session_id: str, fallback_start_ns: int) -> AttemptData:
+    problems: list[str] = []
+
+    def note(problem: str) -> None:
+        if problem:
+            problems.append(problem)
+
+    log_text, p = read_text(path / "conversation_log.txt")
+    note(p)
+    log = parse_conversation_log(log_text) if log_text else ConversationLog(turns=[])
+    metrics, p = read_json(path / "metrics.json")
+    note(p)
+    if metrics is not None and not isinstance(metrics, dict):
+        note("metrics.json: not an object")
+        metrics = None
+    started = parse_time_ns(log.start_time) or _first_turn_ns(metrics) or fallback_start_ns
+    data = AttemptData(started_ns=started, metrics=metrics, problems=problems)
+    wav, p = read_wav(path / "conversation_log.wav")
+    note(p)
+    duration_s = _audio(data, wav, session_id)
+    _transcripts(data, log, metrics, session_id)
+    _ending(data, log, metrics, duration_s, session_id)
+    _actions(data, path, session_id)
+    _tokens_and_latency(data, metrics, session_id)
+    _final_states(data, path, session_id)
+    for name, limit in RAW_FILES.items():
+        raw, p = read_text(path / name)
+        if raw is not None and len(raw.encode()) <= limit:
+            data.artifacts[name] = raw
+        elif raw is not None:
+            note(f"{name}: {len(raw.encode())} bytes, too large to keep; not imported")
+    data.events.sort(key=lambda e: e.bridge_ns)
+    return data
+
+
+def _first_turn_ns(metrics: dict[str, Any] | None) -> int | None:
+    turns = (metrics or {}).get("turns")
+    if isinstance(turns, list) and turns and isinstance(turns[0], dict):
+        return parse_time_ns(turns[0].get("timestamp"))
+    return None
+
+
+def _audio(data: AttemptData, wav: WavData | None, session_id: str) -> float:
+    if wav is None:
+        if "conversation_log.wav" not in " ".join(data.problems):
+            data.problems.append("conversation_log.wav missing: no audio")
+        return 0.0
+    if wav.truncated:
+        data.problems.append(
+            f"conversation_log.wav cut short: {wav.frames} of"
+            f" {wav.declared_frames} frames present; imported what is there"
+        )
+    if wav.channels != 2:
+        data.problems.append(
+            f"conversation_log.wav has {wav.channels} channel(s), expected stereo"
+            " (L user, R agent): audio not imported"
+        )
+        return wav.frames / wav.sample_rate
+    rate = wav.sample_rate
+    for column, channel in ((0, Channel.USER), (1, Channel.AGENT)):
+        builder = SegmentBuilder(session_id, channel, rate)
+        pcm = wav.samples[:, column].astype("<i2")
+        for seq, offset in enumerate(range(0, len(pcm), rate)):
+            chunk = pcm[offset : offset + rate].tobytes()
+            arrival = data.started_ns + offset * 1_000_000_000 // rate
+            data.segments.extend(builder.add(chunk, offset, seq, arrival))
+        data.segments.extend(builder.close())
+    data.audio = {
+        "rates": {"user": rate, "agent": rate},
+        "imported_from": "conversation_log.wav",
+        "note": "L = user->agent as delivered (after resampling and noise), R = agent->user;"
+        " one stereo mix on the framework's clock, not per-bot send timing",
+        "truncated": wav.truncated,
+    }
+    return wav.frames / rate
+
+
+def _event(
+    data: AttemptData, session_id: str, side: str, kind: EventKind, at_s: float, payload: Any
+) -> None:
+    at_ns = data.started_ns + int(max(0.0, at_s) * 1e9)
+    data.events.append(EventRecord(session_id, Side(side), kind, at_ns, payload, bot_ns=0))
+
+
+def _transcripts(
+    data: AttemptData, log: ConversationLog, metrics: dict[str, Any] | None, session_id: str
+) -> None:
+    turns = log.turns or []
+    for t in turns:
+        payload = {
+            "kind": "spoken",
+            "text": t.text,
+            "is_final": True,
+            "start_s": t.start_s,
+            "end_s": t.end_s,
+            "source": "conversation_log.txt",
+        }
+        _event(data, session_id, t.role, EventKind.TRANSCRIPT, t.end_s, payload)
+    counted = [t.role for t in turns]
+    metric_turns = (metrics or {}).get("turns")
+    if not turns and isinstance(metric_turns, list):
+        for item in metric_turns:
+            if not isinstance(item, dict) or item.get("role") not in ("user", "agent"):
+                continue
+            at_ns = parse_time_ns(item.get("timestamp"))
+            at_s = 0.0 if at_ns is None else (at_ns - data.started_ns) / 1e9
+            payload = {
+                "kind": "spoken",
+                "text": str(item.get("text", "")),
+                "is_final": True,
+                "source": "metrics.json",
+            }
+            _event(data, session_id, str(item["role"]), EventKind.TRANSCRIPT, at_s, payload)
+            counted.append(str(item["role"]))
+    data.user_turns = counted.count("user")
+    data.agent_turns = counted.count("agent")
+
+
+def _ending(
+    data: AttemptData,
+    log: ConversationLog,
+    metrics: dict[str, Any] | None,
+    duration_s: float,
+    session_id: str,
+) -> None:
+    raw = str((metrics or {}).get("stop_reason") or log.stop_reason or "")
+    if metrics is None and not log.stop_reason:
+        data.problems.append("no metrics.json and no stop reason: the attempt never finished")
+        return
+    data.stop_reason = STOP_REASONS.get(raw, "bot_error" if raw else "unspecified")
+    data.stop_detail = f"imported stop reason {raw or '(none)'}"
+    clean = (metrics or {}).get("clean_exit")
+    data.clean_exit = clean if isinstance(clean, bool) else raw == "[EXIT]"
+    if duration_s <= 0:
+        for key in ("duration_seconds", "scenario_duration"):
+            value = (metrics or {}).get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+                duration_s = float(value)
+                break
+    data.ended_ns = data.started_ns + int(duration_s * 1e9)
+    if raw == "[EXIT]":
+        _event(
+            data,
+            session_id,
+            "agent",
+            EventKind.END_CONVERSATION,
+            duration_s,
+            {"kind": "agent_end_tool", "reason": "imported [EXIT]"},
+        )
+
+
+def _actions(data: AttemptData, path: Path, session_id: str) -> None:
+    value, problem = read_json(path / "final_agent_response.json")
+    if problem:
+        data.problems.append(problem)
+    if value is None:
+        return
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list):
+        data.problems.append("final_agent_response.json: neither a list nor an object")
+        return
+    actions: list[Any] = []
+    for item in value:
+        if isinstance(item, dict) and isinstance(item.get("actions"), list):
+            actions.extend(item["actions"])  # the pulled shape [{"actions": [...]}]
+        else:
+            actions.append(item)  # a plain list of order/response dicts (pushed)
+    at_s = max(0.0, ((data.ended_ns or data.started_ns) - data.started_ns) / 1e9)
+    for index, action in enumerate(actions):
+        if not isinstance(action, dict):
+            action = {"value": action}
+        side = str(action.get("side") or "agent")
+        if side not in ("agent", "user"):
+            side = "agent"
+        body = {k: v for k, v in action.items() if k != "side"}
+        name = str(body.get("type") or body.get("tool") or body.get("name") or "final_response")
+        args = body.get("args", body.get("arguments"))
+        payload = {
+            "call_id": f"imported-{index}",
+            "name": name,
+            "arguments": args if isinstance(args, dict) else body,
+            "result": body.get("result"),
+            "error": "",
+            "side": side,
+            "is_write": True,
+            "action": body,
+            "source": "final_agent_response.json",
+        }
+        _event(data, session_id, side, EventKind.TOOL_CALL, at_s, payload)
+
+
+def _tokens_and_latency(data: AttemptData, metrics: dict[str, Any] | None, session_id: str) -> None:
+    usage = (metrics or {}).get("token_usage")
+    if isinstance(usage, dict):
+        for side in ("agent", "user"):
+            totals = usage.get(side)
+            if not isinstance(totals, dict):
+                continue
+            calls, prompt, completion = (
+                _int(totals.get(k)) for k in ("n_calls", "prompt", "completion")
+            )
+            for i in range(calls):
+                payload = {
+                    "model": "",
+                    "prompt_tokens": prompt // calls + (i < prompt % calls),
+                    "completion_tokens": completion // calls + (i < completion % calls),
+                    "imported_from_totals": True,
+                }
+                _event(data, session_id, side, EventKind.TOKEN_USAGE, 0.0, payload)
+    for item in (metrics or {}).get("latencies") or []:
+        if isinstance(item, dict) and isinstance(item.get("latency_ms"), int | float):
+            payload = {
+                "name": "nemo_response_latency",
+                "value": float(item["latency_ms"]) / 1e3,
+                "unit": "s",
+                "component": "imported",
+            }
+            _event(data, session_id, "agent", EventKind.METRIC, 0.0, payload)
+
+
+def _final_states(data: AttemptData, path: Path, session_id: str) -> None:
+    hashes, problem = read_db_hashes(path / "final_scenario_db_hash.txt")
+    if problem:
+        data.problems.append(problem)
+    received = data.ended_ns or data.started_ns
+    for side, hash_key in (("agent", "db_hash"), ("user", "user_db_hash")):
+        context, problem = read_context(path / f"bot_logs_{side}" / "llm_context.json")
+        if problem:
+            data.problems.append(problem)
+        if context == []:
+            data.problems.append(f"bot_logs_{side}/llm_context.json is empty")
+        digest = (hashes or {}).get(hash_key)
+        wanted = side == "agent" and data.metrics is not None
+        if digest is None and context is None and not wanted:
+            continue
+        data.final_states.append(
+            FinalStateRecord(session_id, Side(side), received, None, digest, context)
+        )
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)

@@ -1,0 +1,131 @@
+"""Run-level aggregation of a scoring, per run and per domain.
+
+Rates are passed / (passed + failed): not-applicable and unscored verdicts are
+counted beside the rate but never in it. Stalled sessions count as failures in
+the composites and are left out of per-signal rates (listed under
+``stalled``). Latency figures pool every response latency of the run (not a
+mean of means). pass^k (τ²): for scenarios scored n >= 2 times — several
+scored attempts, or copies named ``name#1``, ``name#2`` ... — with c successes,
+pass^k = C(c, k) / C(n, k), averaged over those scenarios, for k = 1..min n.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from recordings.models import ScoreRecord, Verdict
+from scorer_service import signals
+from scorer_service.timing.metrics import nearest_rank
+
+
+@dataclass
+class SessionOutcome:
+    session_id: str
+    scenario_name: str
+    domain: str
+    duration_s: float
+    scores: list[ScoreRecord] = field(default_factory=list)
+
+    def get(self, signal: str) -> ScoreRecord | None:
+        return next((s for s in self.scores if s.signal == signal), None)
+
+    @property
+    def stalled(self) -> bool:
+        s = self.get(signals.STALLED)
+        return s is not None and s.verdict is Verdict.FAILED
+
+
+def _counts(verdicts: list[Verdict]) -> dict[str, Any]:
+    c = {v.value: sum(1 for x in verdicts if x is v) for v in Verdict}
+    decided = c["passed"] + c["failed"]
+    return {**c, "rate": c["passed"] / decided if decided else None}
+
+
+def _block(outcomes: list[SessionOutcome]) -> dict[str, Any]:
+    active = [o for o in outcomes if not o.stalled]
+    block: dict[str, Any] = {"sessions": len(outcomes)}
+    for name in signals.COMPOSITES:
+        found = [s.verdict for o in outcomes if (s := o.get(name)) is not None]
+        block[name] = _counts(found)
+    block["success_rate"] = block[signals.IS_SUCCESSFUL]["rate"]
+    block["task_success_rate"] = block[signals.IS_TASK_SUCCESSFUL]["rate"]
+    block["signals"] = {
+        name: _counts([s.verdict for o in active if (s := o.get(name)) is not None])
+        for name in signals.SUCCESS_SIGNALS
+    }
+    judge = [s.value for o in active if (s := o.get(signals.JUDGE_PASSED)) and s.value is not None]
+    block["judge_mean"] = sum(judge) / len(judge) if judge else None
+    return block
+
+
+def _latency(outcomes: list[SessionOutcome]) -> dict[str, Any]:
+    pooled: list[float] = []
+    ttfa: list[float] = []
+    for o in outcomes:
+        s = o.get("timing.response_latency_p50_s")
+        if s is not None:
+            rows = s.detail.get("latencies", [])
+            if isinstance(rows, list):
+                pooled.extend(float(r["latency_s"]) for r in rows if isinstance(r, dict))
+        t = o.get("timing.time_to_first_agent_audio_s")
+        if t is not None and t.value is not None:
+            ttfa.append(t.value)
+    return {
+        "count": len(pooled),
+        "mean_s": sum(pooled) / len(pooled) if pooled else None,
+        "p50_s": nearest_rank(pooled, 50),
+        "p90_s": nearest_rank(pooled, 90),
+        "p95_s": nearest_rank(pooled, 95),
+        "min_s": min(pooled, default=None),
+        "max_s": max(pooled, default=None),
+        "time_to_first_agent_audio_mean_s": sum(ttfa) / len(ttfa) if ttfa else None,
+    }
+
+
+def _tokens(outcomes: list[SessionOutcome]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for o in outcomes:
+        for s in o.scores:
+            if s.signal.startswith(signals.TOKENS_PREFIX) and s.value is not None:
+                _, side, part = s.signal.split(".", 2)
+                bucket = out.setdefault(side, {"calls": 0, "prompt": 0, "completion": 0})
+                bucket[part] = bucket.get(part, 0) + int(s.value)
+    return out
+
+
+_COPY = re.compile(r"#\d+$")
+
+
+def pass_hat_k(outcomes: list[SessionOutcome]) -> dict[str, float]:
+    groups: dict[str, list[bool]] = defaultdict(list)
+    for o in outcomes:
+        s = o.get(signals.IS_SUCCESSFUL)
+        if s is not None and s.verdict in (Verdict.PASSED, Verdict.FAILED):
+            groups[_COPY.sub("", o.scenario_name)].append(s.verdict is Verdict.PASSED)
+    repeated = [g for g in groups.values() if len(g) >= 2]
+    if not repeated:
+        return {}
+    out: dict[str, float] = {}
+    for k in range(1, min(len(g) for g in repeated) + 1):
+        vals = [math.comb(sum(g), k) / math.comb(len(g), k) for g in repeated]
+        out[str(k)] = sum(vals) / len(vals)
+    return out
+
+
+def summarise(outcomes: list[SessionOutcome]) -> dict[str, Any]:
+    """The scoring's summary: what ``summary_json`` holds and the text summary prints."""
+    summary = _block(outcomes)
+    summary["duration_s"] = sum(o.duration_s for o in outcomes)
+    summary["stalled"] = sorted(o.scenario_name for o in outcomes if o.stalled)
+    summary["latency"] = _latency(outcomes)
+    summary["tokens"] = _tokens(outcomes)
+    summary["pass_hat_k"] = pass_hat_k(outcomes)
+    by_domain: dict[str, list[SessionOutcome]] = defaultdict(list)
+    for o in outcomes:
+        by_domain[o.domain].append(o)
+    summary["domains"] = {d: _block(items) for d, items in sorted(by_domain.items())}
+    return summary

@@ -1,0 +1,1 @@
+"""The LLM judge: prompt, OpenAI-compatible client with retries and a cache."""

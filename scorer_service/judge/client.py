@@ -1,0 +1,149 @@
+"""Calling the judge: OpenAI-compatible endpoint, retries, bounded concurrency, cache.
+
+The ``openai`` client is built with ``max_retries=0`` and retried here, so the
+policy is ours and tested: 429, 5xx, timeouts and connection errors are
+retried with exponential backoff up to ``max_retries`` times; anything else
+(400, 401, 404, a reply that is not valid JSON) is final. A call that still
+fails returns a :class:`JudgeOutcome` with ``error`` set — the caller turns it
+into ``judge_error`` (unscored), never into an agent failure.
+
+Every valid reply is cached by a hash of (model, messages, sampling
+parameters): in memory for this scoring and in the store's ``judge_cache``
+table for the next, so rescoring the same run twice costs no judge calls.
+Invalid replies are not cached: a flaky judge gets another chance next time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+
+from scorer_service.config import JudgeSettings
+from scorer_service.judge.prompt import JudgeOutputError, JudgeVerdict, parse_verdict
+
+log = logging.getLogger("vae.scorer.judge")
+
+CacheGet = Callable[[str], Awaitable[Any]]
+CachePut = Callable[[str, str, dict[str, Any], dict[str, Any]], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    verdict: JudgeVerdict | None
+    error: str = ""
+    cached: bool = False
+    attempts: int = 0
+    raw: str = ""
+
+
+@dataclass
+class JudgeStats:
+    requests: int = 0
+    cache_hits: int = 0
+    errors: int = 0
+
+
+def _retryable(exc: Exception) -> bool:
+    if isinstance(exc, openai.APITimeoutError | openai.APIConnectionError):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code == 429 or exc.status_code >= 500
+    return False
+
+
+class JudgeClient:
+    """One judge endpoint for one scoring."""
+
+    def __init__(self, settings: JudgeSettings, cache_get: CacheGet, cache_put: CachePut) -> None:
+        self.settings = settings
+        self._client = openai.AsyncOpenAI(
+            base_url=settings.base_url,
+            api_key=settings.api_key or "not-needed",
+            timeout=settings.timeout_s,
+            max_retries=0,
+        )
+        self._semaphore = asyncio.Semaphore(settings.concurrency)
+        self._memory: dict[str, dict[str, Any]] = {}
+        self._cache_get = cache_get
+        self._cache_put = cache_put
+        self.stats = JudgeStats()
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    def params(self) -> dict[str, Any]:
+        s = self.settings
+        raw = {
+            "temperature": s.temperature,
+            "seed": s.seed,
+            "max_tokens": s.max_tokens,
+            "top_p": s.top_p,
+        }
+        return {k: v for k, v in raw.items() if v is not None}
+
+    def cache_key(self, messages: list[dict[str, str]]) -> str:
+        body = {"model": self.settings.model, "messages": messages, "params": self.params()}
+        text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    async def judge(self, messages: list[dict[str, str]]) -> JudgeOutcome:
+        key = self.cache_key(messages)
+        hit = self._memory.get(key) or await self._cache_get(key)
+        if isinstance(hit, dict) and isinstance(hit.get("content"), str):
+            try:
+                verdict = parse_verdict(hit["content"])
+            except JudgeOutputError:
+                pass  # a cached reply this version cannot read: ask again
+            else:
+                self.stats.cache_hits += 1
+                return JudgeOutcome(verdict, cached=True, raw=hit["content"])
+        async with self._semaphore:
+            outcome = await self._call(messages)
+        if outcome.verdict is not None:
+            response = {"content": outcome.raw}
+            self._memory[key] = response
+            request = {"messages": messages, "params": self.params()}
+            await self._cache_put(key, self.settings.model, request, response)
+        else:
+            self.stats.errors += 1
+        return outcome
+
+    async def _call(self, messages: list[dict[str, str]]) -> JudgeOutcome:
+        attempts = 0
+        while True:
+            attempts += 1
+            self.stats.requests += 1
+            try:
+                reply = await self._client.chat.completions.create(
+                    model=self.settings.model,
+                    messages=messages,  # type: ignore[arg-type]
+                    **self.params(),
+                )
+            except Exception as exc:
+                if _retryable(exc) and attempts <= self.settings.max_retries:
+                    delay = self.settings.backoff_s * 2 ** (attempts - 1)
+                    log.warning("judge call failed (%s); retry %d in %.2fs", exc, attempts, delay)
+                    await asyncio.sleep(delay)
+                    continue
+                return JudgeOutcome(None, error=_describe(exc, attempts), attempts=attempts)
+            content = reply.choices[0].message.content if reply.choices else None
+            text = content or ""
+            try:
+                verdict = parse_verdict(text)
+            except JudgeOutputError as exc:
+                return JudgeOutcome(None, error=str(exc), attempts=attempts, raw=text)
+            return JudgeOutcome(verdict, attempts=attempts, raw=text)
+
+
+def _describe(exc: Exception, attempts: int) -> str:
+    kind = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    where = f" (HTTP {status})" if status else ""
+    return f"judge request failed after {attempts} attempt(s): {kind}{where}: {exc}"

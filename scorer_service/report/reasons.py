@@ -1,0 +1,81 @@
+"""Why a score came out as it did, in a line or two a reader can act on.
+
+Each signal stores its evidence in ``detail`` (see :mod:`scorer_service.signals`);
+this turns it into short sentences: the judge's reason, the assertion verdicts
+that failed, the first DB differences, the stop reason.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from recordings.models import ScoreRecord, Verdict
+from scorer_service import signals
+
+MAX_LINES = 6
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _rows(detail: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    value = detail.get(key)
+    return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
+
+
+def reasons(score: ScoreRecord) -> list[str]:
+    """Explanations for one score (most useful for failed and unscored ones)."""
+    d = score.detail
+    out: list[str] = []
+    if score.error:
+        out.append(f"error: {score.error}")
+    if score.signal == signals.ACTION_MATCH:
+        if d.get("reason"):
+            out.append(str(d["reason"]))
+        if score.verdict is Verdict.FAILED:
+            out.append(f"expected {_short(d.get('reference'))}")
+            out.append(f"recorded {_short(d.get('prediction'))}")
+    elif score.signal == signals.DB_STATE_MATCH:
+        sides = d.get("sides")
+        for side, info in (sides if isinstance(sides, dict) else {}).items():
+            if not isinstance(info, dict) or info.get("match"):
+                continue
+            for row in _rows(info, "diff"):
+                out.append(
+                    f"{side} DB {row.get('path', '')}: expected {_short(row.get('expected'), 40)}"
+                    f", got {_short(row.get('actual'), 40)}"
+                )
+            if info.get("reason"):
+                out.append(f"{side}: {info['reason']}")
+    elif score.signal == signals.DB_STATE_ASSERTION:
+        for row in _rows(d, "verdicts"):
+            if row.get("passed"):
+                continue
+            what = row.get("path") or row.get("func_name") or f"#{row.get('index')}"
+            text = f"{what} {row.get('op', '')} {_short(row.get('expected'), 40)}"
+            if row.get("error"):
+                text += f" — error: {row['error']}"
+            else:
+                text += f" — actual {_short(row.get('actual'), 40)}"
+            out.append(text)
+    elif score.signal == signals.NL_ASSERTION:
+        for row in _rows(d, "verdicts"):
+            if not row.get("passed"):
+                out.append(f"“{row.get('assertion', '')}”: {row.get('reason', '')}")
+    elif score.signal == signals.JUDGE_PASSED:
+        if score.value is not None:
+            out.append(f"score {score.value:.2f} (threshold {d.get('threshold', '?')})")
+        if d.get("reason"):
+            out.append(str(d["reason"]))
+    elif score.signal == signals.CLEAN_EXIT:
+        out.append(f"stop reason: {d.get('stop_reason') or 'none'}")
+        if d.get("end_policy"):
+            out.append(f"end policy: {d['end_policy']}")
+    elif score.signal == signals.STALLED and score.verdict is Verdict.FAILED:
+        out.append(str(d.get("reason") or "the agent answered too few times"))
+    elif d.get("reason"):
+        out.append(str(d["reason"]))
+    return out[:MAX_LINES]

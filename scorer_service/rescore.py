@@ -1,0 +1,284 @@
+"""Rescoring a recorded run: the one library function the CLI, the servicer and the demo call.
+
+A rescore never changes a recording. It validates everything first (config,
+overrides against every scenario, scorer names, session ids) so bad input
+fails before anything is written; then it creates a new scoring (status
+``running``, with its whole config, scorer versions, judge model and prompt
+hash), scores the sessions with bounded concurrency, appends the scores as
+each session finishes, and closes the scoring with its summary (``complete``),
+or ``failed`` with the error if it is interrupted. ``overwrite`` marks the
+run's earlier scorings superseded only once the new one is complete, so a
+failed rescore never hides a good scoring.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from recordings.errors import StoreError
+from recordings.models import ScoreRecord, ScoringRecord, SessionRecord, Verdict
+from recordings.reader import RecordingReader
+from recordings.scenario import Scenario
+from recordings.selection import select_run
+from recordings.writer import RecordingWriter, open_writer
+from scorer_service.aggregate import SessionOutcome, summarise
+from scorer_service.composite import composites
+from scorer_service.config import ConfigError, ScoringConfig
+from scorer_service.context import effective_scenario, load_context
+from scorer_service.judge.client import JudgeClient, JudgeStats
+from scorer_service.judge.prompt import PROMPT_VERSION, prompt_hash
+from scorer_service.registry import build_scorers
+from scorer_service.scorers.base import Scorer, SignalScore
+from scorer_service.timing.metrics import METRIC_VERSION
+
+log = logging.getLogger("vae.scorer.rescore")
+
+MODES = ("append", "overwrite")
+
+ProgressCallback = Callable[[int, int, SessionOutcome], Awaitable[None] | None]
+
+
+class RescoreError(StoreError):
+    """A rescore request that cannot be carried out (bad session id, no sessions, ...)."""
+
+
+@dataclass
+class RescoreResult:
+    scoring: ScoringRecord
+    sessions: list[SessionOutcome]
+    judge: JudgeStats
+
+
+@dataclass
+class _Plan:
+    run_id: str
+    run_options: dict[str, Any]
+    sessions: list[tuple[SessionRecord, Scenario]]
+    skipped: list[str]
+
+
+def _plan(
+    reader: RecordingReader, run_ref: str, config: ScoringConfig, session_ids: Sequence[str]
+) -> _Plan:
+    run_id = select_run(reader, run_ref)
+    run = reader.get_run(run_id)
+    options = dict(run.options) if run is not None else {}
+    docs = {s.scenario_name: s.scenario for s in reader.run_scenarios(run_id)}
+    if session_ids:
+        chosen = []
+        for sid in session_ids:
+            s = reader.session(sid)
+            if s is None or s.run_id != run_id:
+                raise RescoreError(f"run {run_id} has no session {sid!r}")
+            chosen.append(s)
+    else:
+        chosen = sorted(reader.latest_attempts(run_id).values(), key=lambda s: s.scenario_name)
+    planned, skipped = [], []
+    for s in chosen:
+        if s.ended_ns is None:
+            skipped.append(s.session_id)
+            continue
+        doc = docs.get(s.scenario_name)
+        if doc is None:
+            raise RescoreError(f"run {run_id} has no frozen scenario {s.scenario_name!r}")
+        source = f"run {run_id} scenario {s.scenario_name} (with overrides)"
+        planned.append((s, effective_scenario(doc, config, source)))
+    missing = set(config.overrides) - set(docs) - {"*"}
+    if missing:
+        raise ConfigError(f"overrides name scenarios not in run {run_id}: {sorted(missing)}")
+    return _Plan(run_id, options, planned, skipped)
+
+
+def _new_scoring_id(run_id: str) -> str:
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    return f"{run_id}.{stamp}-{secrets.token_hex(2)}"
+
+
+async def _score_session(scorers: list[Scorer], ctx: Any, scoring_id: str) -> list[ScoreRecord]:
+    results: list[SignalScore] = []
+    for scorer in scorers:
+        try:
+            results.extend(await scorer.score(ctx))
+        except Exception as exc:  # a scorer bug must not lose the other scores
+            log.exception("scorer %s failed on %s", scorer.name, ctx.session.session_id)
+            results.append(
+                SignalScore(
+                    f"scorer.{scorer.name}",
+                    Verdict.UNSCORED,
+                    None,
+                    {},
+                    f"scorer {scorer.name} crashed: {exc!r}",
+                )
+            )
+    results.extend(composites(ctx, results))
+    sid = ctx.session.session_id
+    return [
+        ScoreRecord(scoring_id, sid, r.signal, r.verdict, r.value, r.detail, r.error)
+        for r in results
+    ]
+
+
+@contextlib.asynccontextmanager
+async def _readers(db_path: Path, n: int) -> AsyncIterator[asyncio.Queue[RecordingReader]]:
+    pool: asyncio.Queue[RecordingReader] = asyncio.Queue()
+    opened = [await asyncio.to_thread(RecordingReader, db_path) for _ in range(n)]
+    for r in opened:
+        pool.put_nowait(r)
+    try:
+        yield pool
+    finally:
+        for r in opened:
+            r.close()
+
+
+async def rescore(
+    db_path: str | Path,
+    run_ref: str,
+    config: ScoringConfig,
+    *,
+    mode: str = "append",
+    session_ids: Sequence[str] = (),
+    on_progress: ProgressCallback | None = None,
+    concurrency: int | None = None,
+) -> RescoreResult:
+    """Score ``run_ref`` (exact id or unique prefix) into a new scoring and return it."""
+    if mode not in MODES:
+        raise ConfigError(f"mode must be one of {', '.join(MODES)}")
+    config.validate()
+    path = Path(db_path)
+    workers = concurrency or max(2, config.judge.concurrency if config.judge.enabled else 2)
+    async with _readers(path, workers + 1) as pool:
+        head = await pool.get()
+        plan = await asyncio.to_thread(_plan, head, run_ref, config, session_ids)
+        cache_lock = asyncio.Lock()
+
+        async def cache_get(key: str) -> Any:
+            async with cache_lock:
+                return await asyncio.to_thread(head.judge_cache_get, key)
+
+        async with open_writer(path) as writer:
+
+            async def cache_put(
+                key: str, model: str, req: dict[str, Any], res: dict[str, Any]
+            ) -> None:
+                await writer.put_judge_cache(key, model, req, res)
+
+            judge = (
+                JudgeClient(config.judge, cache_get, cache_put) if config.judge.enabled else None
+            )
+            try:
+                scorers = build_scorers(config, judge)
+                return await _run(writer, pool, plan, config, mode, scorers, judge, on_progress)
+            finally:
+                if judge is not None:
+                    await judge.close()
+
+
+async def _run(
+    writer: RecordingWriter,
+    pool: asyncio.Queue[RecordingReader],
+    plan: _Plan,
+    config: ScoringConfig,
+    mode: str,
+    scorers: list[Scorer],
+    judge: JudgeClient | None,
+    on_progress: ProgressCallback | None,
+) -> RescoreResult:
+    scoring = ScoringRecord(
+        scoring_id=_new_scoring_id(plan.run_id),
+        run_id=plan.run_id,
+        created_ns=time.time_ns(),
+        status="running",
+        config=config.to_dict(),
+        mode=mode,
+        versions={
+            **{s.name: s.version for s in scorers},
+            "metric_version": METRIC_VERSION,
+            "prompt_version": PROMPT_VERSION,
+        },
+        judge_model=config.judge.model if config.judge.enabled else "",
+        prompt_hash=prompt_hash(config.judge.prompt_template) if config.judge.enabled else "",
+    )
+    await writer.create_scoring(scoring)
+    await writer.flush()
+    with_audio = any(s.needs_audio for s in scorers)
+    outcomes: list[SessionOutcome] = []
+    total = len(plan.sessions)
+
+    async def one(session: SessionRecord, scenario: Scenario) -> None:
+        reader = await pool.get()
+        try:
+            ctx = await asyncio.to_thread(
+                load_context,
+                reader,
+                session,
+                scenario,
+                config,
+                plan.run_options,
+                with_audio=with_audio,
+            )
+        finally:
+            pool.put_nowait(reader)
+        records = await _score_session(scorers, ctx, scoring.scoring_id)
+        await writer.add_scores(records)
+        outcome = SessionOutcome(
+            session.session_id, session.scenario_name, scenario.domain, session.duration_s, records
+        )
+        outcomes.append(outcome)
+        if on_progress is not None:
+            maybe = on_progress(len(outcomes), total, outcome)
+            if maybe is not None:
+                await maybe
+
+    try:
+        limit = asyncio.Semaphore(pool.qsize() or 1)
+
+        async def bounded(session: SessionRecord, scenario: Scenario) -> None:
+            async with limit:
+                await one(session, scenario)
+
+        async with asyncio.TaskGroup() as tg:
+            for session, scenario in plan.sessions:
+                tg.create_task(bounded(session, scenario))
+    except BaseException as exc:
+        error = exc.exceptions[0] if isinstance(exc, BaseExceptionGroup) else exc
+        await writer.finish_scoring(
+            scoring.scoring_id,
+            status="failed",
+            summary={"error": f"{type(error).__name__}: {error}", "sessions_done": len(outcomes)},
+            finished_ns=time.time_ns(),
+        )
+        await writer.flush()
+        raise
+    outcomes.sort(key=lambda o: o.scenario_name)
+    summary = summarise(outcomes)
+    summary["skipped_unfinished"] = plan.skipped
+    stats = judge.stats if judge is not None else JudgeStats()
+    summary["judge"] = {
+        "requests": stats.requests,
+        "cache_hits": stats.cache_hits,
+        "errors": stats.errors,
+    }
+    finished = time.time_ns()
+    await writer.finish_scoring(
+        scoring.scoring_id, status="complete", summary=summary, finished_ns=finished
+    )
+    if mode == "overwrite":
+        await writer.supersede_scorings(plan.run_id, scoring.scoring_id)
+    await writer.flush()
+    done = ScoringRecord(
+        **{**_fields(scoring), "status": "complete", "summary": summary, "finished_ns": finished}
+    )
+    return RescoreResult(done, outcomes, stats)
+
+
+def _fields(record: ScoringRecord) -> dict[str, Any]:
+    return {name: getattr(record, name) for name in ScoringRecord.__dataclass_fields__}

@@ -1,0 +1,99 @@
+"""JUDGE_PASSED and NL_ASSERTION: one judge call per session decides both.
+
+As in the established judge, the NL assertions are judged in the same call as
+the overall score. Unlike it, a judge that fails (after retries, or with a
+reply that is not the JSON asked for) gives ``unscored`` with the error for
+both signals — ``judge_error`` never becomes an agent failure — and an
+assertion the judge left without a verdict is unscored, not failed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from recordings.models import Verdict
+from scorer_service import signals
+from scorer_service.config import JudgeSettings
+from scorer_service.context import ScoringContext
+from scorer_service.judge.client import JudgeClient
+from scorer_service.judge.prompt import PROMPT_VERSION, build_messages, prompt_hash
+from scorer_service.scorers.base import SignalScore, passed_or_failed
+
+JUDGE_ERROR = "judge_error"
+
+
+class JudgeScorer:
+    name = "judge"
+    version = PROMPT_VERSION
+    needs_audio = False
+
+    def __init__(self, settings: JudgeSettings, client: JudgeClient | None) -> None:
+        self.settings = settings
+        self.client = client
+
+    async def score(self, ctx: ScoringContext) -> list[SignalScore]:
+        assertions = ctx.scenario.nl_assertions
+        if self.client is None:
+            na: dict[str, Any] = {"reason": "no judge configured"}
+            return [
+                SignalScore(signals.JUDGE_PASSED, Verdict.NOT_APPLICABLE, None, na),
+                SignalScore(signals.NL_ASSERTION, Verdict.NOT_APPLICABLE, None, na),
+            ]
+        s = self.settings
+        messages = build_messages(ctx, s.prompt_template, s.include_conversation)
+        outcome = await self.client.judge(messages)
+        base: dict[str, Any] = {
+            "model": s.model,
+            "prompt_hash": prompt_hash(s.prompt_template),
+            "cached": outcome.cached,
+            "attempts": outcome.attempts,
+        }
+        if outcome.verdict is None:
+            error = f"{JUDGE_ERROR}: {outcome.error}"
+            detail = dict(base, raw=outcome.raw[:2000])
+            nl = (
+                SignalScore(signals.NL_ASSERTION, Verdict.UNSCORED, None, detail, error)
+                if assertions
+                else SignalScore(signals.NL_ASSERTION, Verdict.NOT_APPLICABLE, None, base)
+            )
+            return [SignalScore(signals.JUDGE_PASSED, Verdict.UNSCORED, None, detail, error), nl]
+        v = outcome.verdict
+        judged = dict(base, reason=v.reason, threshold=s.threshold)
+        out = [
+            SignalScore(
+                signals.JUDGE_PASSED, passed_or_failed(v.score >= s.threshold), v.score, judged
+            ),
+        ]
+        out.append(self._assertions(assertions, v.verdicts, base))
+        return out
+
+    def _assertions(
+        self, assertions: list[str], verdicts: list[Any], base: dict[str, Any]
+    ) -> SignalScore:
+        if not assertions:
+            return SignalScore(
+                signals.NL_ASSERTION,
+                Verdict.NOT_APPLICABLE,
+                None,
+                dict(base, reason="no NL assertions"),
+            )
+        by_index = {v.index: v for v in verdicts}
+        rows = []
+        for i, text in enumerate(assertions):
+            v = by_index.get(i)
+            rows.append(
+                {
+                    "index": i,
+                    "assertion": text,
+                    "passed": None if v is None else v.passed,
+                    "reason": "the judge gave no verdict" if v is None else v.reason,
+                }
+            )
+        missing = [r["index"] for r in rows if r["passed"] is None]
+        detail = dict(base, verdicts=rows)
+        if missing:
+            error = f"{JUDGE_ERROR}: no verdict for assertion(s) {missing}"
+            return SignalScore(signals.NL_ASSERTION, Verdict.UNSCORED, None, detail, error)
+        passed = sum(1 for r in rows if r["passed"])
+        verdict = passed_or_failed(passed == len(rows))
+        return SignalScore(signals.NL_ASSERTION, verdict, passed / len(rows), detail)

@@ -1,0 +1,29 @@
+"""Starting the scorer service: the servicer plus health, reflection, TLS and token."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grpc
+
+from scorer_service.servicer import ScorerServicer
+from vae.scorer.v1 import scorer_pb2, scorer_pb2_grpc
+from vae.serving import RunningServer, TlsFiles, start_server
+
+SERVICE_NAME = scorer_pb2.DESCRIPTOR.services_by_name["ScorerService"].full_name
+
+
+async def start_scorer(
+    db_path: str | Path,
+    address: str = "127.0.0.1:0",
+    *,
+    tls: TlsFiles | None = None,
+    token: str | None = None,
+) -> RunningServer:
+    """Serve ScorerService for the store at ``db_path``; port 0 picks a free port."""
+    servicer = ScorerServicer(db_path)
+
+    def register(server: grpc.aio.Server) -> None:
+        scorer_pb2_grpc.add_ScorerServiceServicer_to_server(servicer, server)
+
+    return await start_server(address, register, [SERVICE_NAME], tls=tls, token=token)

@@ -1,0 +1,1 @@
+"""Turn-taking and latency measured from the recorded audio."""

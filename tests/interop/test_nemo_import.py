@@ -1,0 +1,227 @@
+"""Importing an established-framework results directory, then rescoring it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from cli.main import vae
+from recordings.importers import ImportSourceError, import_nemo
+from recordings.importers.nemo_files import parse_context, read_wav
+from recordings.models import Channel, EventKind, SessionStatus, Side, Verdict
+from recordings.reader import RecordingReader
+from recordings.scenario import SuccessSignal, scenario_from_dict
+from recordings.selection import ResumeState, classify_resume
+from scorer_service.config import ScoringConfig
+from scorer_service.rescore import rescore
+from tests.interop import nemo_fixture as fx
+
+RUN_ID = "2024-06-01T10-22-33"
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    return fx.build(tmp_path / "src")
+
+
+def sid(name: str, attempt: int = 1) -> str:
+    return f"{RUN_ID}/{name}/{attempt}"
+
+
+async def test_import_maps_every_file(results: Path, db_path: Path) -> None:
+    report = await import_nemo(db_path, results)
+    assert report.run_id == RUN_ID
+    with RecordingReader(db_path) as r:
+        run = r.get_run(RUN_ID)
+        assert run is not None and run.source == "import:nemo"
+        assert run.options["min_agent_turns"] == 1 and run.options["end_policy"] == "tool-only"
+        # Every frozen scenario validates; stored signal values map onto vae's names.
+        docs = {s.scenario_name: s.scenario for s in r.run_scenarios(RUN_ID)}
+        assert set(docs) == {fx.PIZZA, fx.RETAIL, fx.BROKEN, fx.CRASHED}
+        pizza = scenario_from_dict(docs[fx.PIZZA])
+        assert pizza.success_signals == [SuccessSignal.ACTION_MATCH, SuccessSignal.CLEAN_EXIT]
+        assert pizza.ignore_capitalization and pizza.domain == "restaurant"
+        assert pizza.agent.resources.tools == {"place_order": {"pizza": "the pizza"}}
+        retail = scenario_from_dict(docs[fx.RETAIL])
+        assert retail.reference_answer == [{"type": "cancel_order", "args": {"order_id": "#W1"}}]
+        assert retail.agent.extras["expected_db_hash"] == fx.state_hash(fx.RETAIL_DB)
+        assert retail.nl_assertions == ["The agent confirms the cancellation."]
+
+        pizza_s = r.session(sid(fx.PIZZA))
+        assert pizza_s is not None and pizza_s.status is SessionStatus.ENDED
+        assert (pizza_s.stop_reason, pizza_s.clean_exit) == ("end_tool", True)
+        assert (pizza_s.user_turns, pizza_s.agent_turns) == (1, 2)
+        assert pizza_s.duration_s == pytest.approx(4.0)
+
+        # Both channels of the stereo WAV, on the session clock, sample for sample.
+        user = r.read_channel(sid(fx.PIZZA), Channel.USER)
+        agent = r.read_channel(sid(fx.PIZZA), Channel.AGENT)
+        assert user.sample_rate == agent.sample_rate == fx.RATE
+        assert len(user.samples) == len(agent.samples) == 4 * fx.RATE
+        loud_user = np.flatnonzero(np.abs(user.samples) > 1000)
+        assert loud_user[0] / fx.RATE == pytest.approx(1.5, abs=0.01)
+        assert loud_user[-1] / fx.RATE == pytest.approx(2.5, abs=0.01)
+        assert np.abs(agent.samples[int(1.5 * fx.RATE) : int(2.5 * fx.RATE)]).max() == 0
+
+        events = r.events(sid(fx.PIZZA))
+        transcripts = [e for e in events if e.kind is EventKind.TRANSCRIPT]
+        assert [(e.side, e.payload["text"]) for e in transcripts][1] == (
+            Side.USER,
+            "A large pepperoni.",
+        )
+        assert transcripts[1].bridge_ns - pizza_s.started_ns == int(2.5e9)
+        calls = [e.payload for e in events if e.kind is EventKind.TOOL_CALL]
+        assert calls == [
+            {
+                **calls[0],
+                "is_write": True,
+                "side": "agent",
+                "action": {"pizza": "pepperoni", "size": "large"},
+            }
+        ]
+        tokens = [
+            e.payload for e in events if e.kind is EventKind.TOKEN_USAGE and e.side is Side.AGENT
+        ]
+        assert len(tokens) == 3 and sum(t["prompt_tokens"] for t in tokens) == 301
+        assert any(e.kind is EventKind.END_CONVERSATION for e in events)
+
+        # Final states: hash only (the DB was never written), contexts parsed.
+        pizza_fs = r.final_states(sid(fx.PIZZA))
+        assert pizza_fs[Side.AGENT].state is None and pizza_fs[Side.AGENT].state_hash is None
+        assert pizza_fs[Side.AGENT].context[0] == {
+            "role": "system",
+            "content": "You are a helpful agent.",
+            "name": None,
+        }
+        assert pizza_fs[Side.USER].context == []
+        retail_fs = r.final_states(sid(fx.RETAIL, 2))[Side.AGENT]
+        assert retail_fs.state is None
+        assert retail_fs.state_hash == fx.state_hash(fx.RETAIL_DB)
+
+        # What does not map is kept raw beside the run and the sessions.
+        names = {a.name for a in r.artifacts(RUN_ID)}
+        assert {"run_args.json", "all_metrics.json", "judge_result.json", "metrics.json"} <= names
+        judge = [a for a in r.artifacts(RUN_ID, sid(fx.RETAIL, 2)) if a.name == "judge_result.json"]
+        assert json.loads(judge[0].content)["nl_assertion_pass_rate"] == 1.0
+
+        # The framework's own verdicts form the first scoring.
+        original = {(s.session_id, s.signal): s for s in r.scores(f"{RUN_ID}.nemo-original")}
+        assert original[(sid(fx.PIZZA), "ACTION_MATCH")].verdict is Verdict.PASSED
+        assert original[(sid(fx.RETAIL, 2), "DB_STATE_MATCH")].verdict is Verdict.PASSED
+        assert original[(sid(fx.RETAIL, 2), "CLEAN_EXIT")].verdict is Verdict.FAILED
+        assert original[(sid(fx.RETAIL, 2), "ACTION_MATCH")].verdict is Verdict.NOT_APPLICABLE
+
+
+async def test_killed_crashed_and_broken_directories(results: Path, db_path: Path) -> None:
+    report = await import_nemo(db_path, results)
+    by_name = {s.name: s for s in report.scenarios}
+    with RecordingReader(db_path) as r:
+        # The killed first attempt is kept, superseded, with the audio that was there.
+        killed = r.session(sid(fx.RETAIL, 1))
+        assert killed is not None and killed.status is SessionStatus.SUPERSEDED
+        assert "killed" in killed.superseded_reason
+        assert len(r.read_channel(sid(fx.RETAIL, 1), Channel.USER).samples) == 12000
+        assert any("cut short" in p for p in by_name[fx.RETAIL].attempts[0].problems)
+        assert r.latest_attempts(RUN_ID)[fx.RETAIL].attempt == 2
+        # A crashed directory with no successor stays unfinished: a resume re-runs it.
+        states = {d.scenario_name: d.state for d in classify_resume(r, RUN_ID)}
+        assert states[fx.CRASHED] is ResumeState.IN_FLIGHT
+        assert states[fx.PIZZA] is ResumeState.COMPLETED
+    broken = by_name[fx.BROKEN]
+    problems = " | ".join(broken.problems + broken.attempts[0].problems)
+    for expected in (
+        "metrics.json: malformed JSON",
+        "final_agent_response.json: malformed JSON",
+        "llm_context.json: context is neither JSON nor a Python literal",
+        "max_duration: must be a number",
+        "unknown signal 'bogus_signal'",
+    ):
+        assert expected in problems
+    assert any("scenario_config/ missing" in p for p in by_name[fx.CRASHED].problems)
+
+
+async def test_rescore_of_imported_run_gives_expected_signals(results: Path, db_path: Path) -> None:
+    report = await import_nemo(db_path, results)
+    result = await rescore(db_path, RUN_ID[:10], ScoringConfig())
+    with RecordingReader(db_path) as r:
+        scores = {(s.session_id, s.signal): s for s in r.scores(result.scoring.scoring_id)}
+    pizza, retail = sid(fx.PIZZA), sid(fx.RETAIL, 2)
+    expect = {
+        (pizza, "ACTION_MATCH"): Verdict.PASSED,  # capitalisation ignored as the scenario says
+        (pizza, "CLEAN_EXIT"): Verdict.PASSED,
+        (pizza, "is_successful"): Verdict.PASSED,
+        (retail, "ACTION_MATCH"): Verdict.PASSED,  # {"actions": [...]} reference unwrapped
+        (retail, "CLEAN_EXIT"): Verdict.FAILED,  # [TIMEOUT]
+        (retail, "is_successful"): Verdict.FAILED,
+        # Only hashes of the final DB exist, and no expected DB: nothing to recompute.
+        (retail, "DB_STATE_MATCH"): Verdict.NOT_APPLICABLE,
+    }
+    assert {k: scores[k].verdict for k in expect} == expect
+    assert scores[(pizza, "tokens.agent.prompt")].value == 301
+    assert scores[(pizza, "tokens.agent.calls")].value == 3
+    assert scores[(pizza, "bot.agent.nemo_response_latency")].value == pytest.approx(0.5)
+    # Timing comes from the imported audio: the agent's first speech starts at 0.1 s.
+    first_audio = scores[(pizza, "timing.time_to_first_agent_audio_s")].value
+    assert first_audio == pytest.approx(0.1, abs=0.05)
+    # Unfinished attempts are not scored; the original verdicts are still there.
+    assert not any(k[0] == sid(fx.CRASHED) for k in scores)
+    assert report.scoring_id and report.scoring_id != result.scoring.scoring_id
+
+
+def test_cli_import_json_and_errors(results: Path, tmp_path: Path, db_path: Path) -> None:
+    runner = CliRunner()
+    ok = runner.invoke(vae, ["import", "nemo", str(results), "--db", str(db_path), "--json"])
+    assert ok.exit_code == 0, ok.output
+    data = json.loads(ok.stdout)
+    assert data["run_id"] == RUN_ID and len(data["scenarios"]) == 4
+    again = runner.invoke(vae, ["import", "nemo", str(results), "--db", str(db_path), "--json"])
+    assert again.exit_code == 0 and json.loads(again.stdout)["run_id"] == f"{RUN_ID}-2"
+    taken = runner.invoke(
+        vae, ["import", "nemo", str(results), "--db", str(db_path), "--run-id", RUN_ID]
+    )
+    assert taken.exit_code == 2 and "already exists" in taken.output
+    missing = runner.invoke(vae, ["import", "nemo", str(tmp_path / "nope"), "--db", str(db_path)])
+    assert missing.exit_code == 2
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    nothing = runner.invoke(vae, ["import", "nemo", str(empty), "--db", str(db_path)])
+    assert nothing.exit_code == 1 and "no scenario directories" in nothing.output
+    text = runner.invoke(
+        vae, ["import", "nemo", str(results), "--db", str(db_path), "--run-id", "named"]
+    )
+    assert text.exit_code == 0 and "vae rescore --run named" in text.output
+    assert "malformed JSON" in text.output
+
+
+async def test_import_refuses_a_directory_without_scenarios(tmp_path: Path) -> None:
+    with pytest.raises(ImportSourceError):
+        await import_nemo(tmp_path / "vae.db", tmp_path)
+
+
+def test_context_parsing_never_runs_code(tmp_path: Path) -> None:
+    flag = tmp_path / "ran"
+    hostile = f"__import__('pathlib').Path({str(flag)!r}).write_text('x')"
+    value, problem = parse_context(hostile)
+    assert value is None and "neither JSON nor a Python literal" in problem
+    assert not flag.exists()
+    assert parse_context("[{'role': 'user', 'content': 'hi', 'x': None, 'y': True}]") == (
+        [{"role": "user", "content": "hi", "x": None, "y": True}],
+        "",
+    )
+    assert parse_context('[{"role": "user"}]') == ([{"role": "user"}], "")
+    assert parse_context("") == ([], "")
+
+
+def test_truncated_wav_reads_what_is_there(tmp_path: Path) -> None:
+    samples = fx.stereo(1.0, [(0.0, 1.0)], [(0.0, 1.0)])
+    fx.write_wav(tmp_path / "a.wav", samples, keep_frames=4001)
+    wav, problem = read_wav(tmp_path / "a.wav")
+    assert problem == "" and wav is not None
+    assert wav.truncated and wav.frames == 4001 and wav.declared_frames == fx.RATE
+    assert np.array_equal(wav.samples, samples[:4001])
+    (tmp_path / "b.wav").write_bytes(b"RIFF\x00\x00\x00\x00WAVEjunk")
+    assert read_wav(tmp_path / "b.wav")[0] is None

@@ -1,0 +1,173 @@
+"""A real pipecat pipeline (pipecat-ai from PyPI, its own venv) evaluated through the bridge.
+
+The agent is ``examples/pipecat_bot`` — WebSocket server transport, protobuf
+serializer, RTVI — dialled by the bridge's pipecat connector; the user is the
+Python reference bot speaking gRPC. The session's audio and events are
+recorded and it scores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bots.runner import BotConfig, run_bots
+from bots.scripted import play_script
+from bridge_service.connectors.base import ConnectorConfig, SessionEndingOut, SessionStartInfo
+from bridge_service.connectors.pipecat import dial
+from bridge_service.server import BridgeServer
+from recordings.models import Channel, EventKind, SessionStatus, Side, Verdict
+from recordings.models import Side as RecSide
+from recordings.reader import RecordingReader
+from scorer_service.config import ScoringConfig
+from scorer_service.rescore import rescore
+from tests.interop.conftest import start_run, watch_until_done
+from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+
+BOOKING = {"confirmed": True, "answers": 1}
+SCENARIO = {
+    "name": "pipecat_booking",
+    "domain": "restaurant",
+    "max_duration": 30,
+    "user": {
+        "persona": {"name": "Ann"},
+        "task": {"goal": "book a table"},
+        "speaks_first": True,
+        "script": [{"say": "Hello, I would like to book a table for two people tonight."}],
+    },
+    "agent": {
+        "persona": {"role": "host"},
+        "resources": {"tools": {"book_table": {"confirmed": "whether it is booked"}}},
+    },
+    "initial_state": {"bookings": []},
+    "expected_scenario_db": {"bookings": [BOOKING]},
+    "reference_answer": {"type": "book_table", "args": {"confirmed": True}},
+    "success_signals": ["ACTION_MATCH", "DB_STATE_MATCH", "CLEAN_EXIT"],
+}
+
+
+async def test_pipecat_bot_session_recorded_and_scored(
+    bridge: BridgeServer,
+    bridge_stub: bridge_pb2_grpc.BridgeServiceStub,
+    pipecat_bot: str,
+    db_path: Path,
+) -> None:
+    connector = bridge_pb2.ConnectorConfig(kind="pipecat", url=pipecat_bot, options_json="{}")
+    run_id = await start_run(bridge_stub, [SCENARIO], agent_connector=connector)
+    stop = asyncio.Event()
+    user = BotConfig(bridge.address, "user", lambda: play_script, run_filter=run_id, max_sessions=1)
+    async with asyncio.timeout(60):
+        events, outcomes = await asyncio.gather(
+            watch_until_done(bridge_stub, run_id), run_bots(user, stop)
+        )
+    assert events[-1].kind == bridge_pb2.RUN_EVENT_KIND_RUN_FINISHED
+    assert len(outcomes) == 1
+
+    with RecordingReader(db_path) as r:
+        (session,) = r.sessions(run_id)
+        assert session.status is SessionStatus.ENDED
+        assert (session.stop_reason, session.clean_exit) == ("end_tool", True)
+        assert session.agent_bot["name"] == "pipecat-ai"
+        assert session.agent_bot["labels"]["connector"] == "pipecat"
+        # The bot's 24 kHz frames were resampled to the connector's 16 kHz send rate.
+        agent = r.read_channel(session.session_id, Channel.AGENT)
+        user_audio = r.read_channel(session.session_id, Channel.USER)
+        assert agent.sample_rate == 16000
+        loud = np.flatnonzero(np.abs(agent.samples) > 3000)
+        assert (loud[-1] - loud[0]) / 16000 == pytest.approx(0.8, abs=0.05)  # one 0.8 s answer
+        user_loud = np.flatnonzero(np.abs(user_audio.samples) > 1000)
+        assert loud[0] > user_loud[0]  # it answered after the caller spoke
+        evs = r.events(session.session_id)
+        agent_events = [e for e in evs if e.side is Side.AGENT]
+        kinds = {e.kind for e in agent_events}
+        assert {
+            EventKind.TRANSCRIPT,
+            EventKind.SPEECH_STARTED,
+            EventKind.SPEECH_STOPPED,
+            EventKind.TOKEN_USAGE,
+            EventKind.METRIC,
+            EventKind.TOOL_CALL,
+            EventKind.END_CONVERSATION,
+        } <= kinds
+        spoken = [e.payload["text"] for e in agent_events if e.kind is EventKind.TRANSCRIPT]
+        assert spoken == ["Your booking is done, goodbye."]
+        writes = [
+            e.payload
+            for e in agent_events
+            if e.kind is EventKind.TOOL_CALL and e.payload["is_write"]
+        ]
+        assert [(w["name"], w["arguments"]) for w in writes] == [("book_table", BOOKING)]
+        tokens = [e.payload for e in agent_events if e.kind is EventKind.TOKEN_USAGE]
+        assert tokens[0]["prompt_tokens"] == 101
+        ttfb = [e.payload for e in agent_events if e.kind is EventKind.METRIC]
+        assert ttfb[0]["name"] == "ttfb" and ttfb[0]["value"] == pytest.approx(0.05)
+        final = r.final_states(session.session_id)[RecSide.AGENT]
+        assert final.state == {"bookings": [BOOKING]}
+        assert final.context[0] == {"role": "system", "content": final.context[0]["content"]}
+        assert "host" in final.context[0]["content"]  # the scenario's prompt reached the bot
+
+    result = await rescore(db_path, run_id, ScoringConfig())
+    with RecordingReader(db_path) as r:
+        scores = {s.signal: s for s in r.scores(result.scoring.scoring_id, session.session_id)}
+    for signal in ("ACTION_MATCH", "DB_STATE_MATCH", "CLEAN_EXIT", "is_successful"):
+        assert scores[signal].verdict is Verdict.PASSED, (signal, scores[signal].detail)
+
+
+async def test_connector_against_the_bot_directly(pipecat_bot: str) -> None:
+    """Handshake, prompt, id-matched responses and final state, without the bridge."""
+    endpoint = await dial(ConnectorConfig("pipecat", pipecat_bot, {}), Side.AGENT)
+    assert endpoint.bot.labels["rtvi_version"]
+    start = SessionStartInfo(
+        "r",
+        "s",
+        "sc",
+        1,
+        Side.AGENT,
+        "shop",
+        "Be brief.",
+        {"book_table": {}},
+        {"vip": True},
+        [],
+        {},
+        10_000,
+        False,
+        16000,
+    )
+    got: list[object] = []
+
+    async def read() -> None:
+        async for item in endpoint.receive():
+            got.append(item)
+            if getattr(item, "done", False):
+                return
+
+    async with asyncio.timeout(20), asyncio.TaskGroup() as tg:
+        reader = tg.create_task(read())
+        assert await endpoint.send(start)
+        assert await endpoint.send(SessionEndingOut("cancelled", "", 5000))
+        await reader
+    await endpoint.close()
+    logs = [getattr(i, "payload", {}).get("message") for i in got]
+    assert "prompt acknowledged" in logs and "initialization acknowledged" in logs
+    final = got[-1]
+    state = json.loads(final.state.data)  # type: ignore[attr-defined]
+    context = json.loads(final.context.data)  # type: ignore[attr-defined]
+    assert state == {"vip": True}
+    assert context == [{"role": "system", "content": "Be brief."}]
+
+
+async def test_dialling_nothing_fails_clearly() -> None:
+    from bridge_service.connectors.base import ConnectorError
+    from tests.interop.conftest import free_port
+
+    url = f"ws://127.0.0.1:{free_port()}"
+    with pytest.raises(ConnectorError, match="cannot reach pipecat bot"):
+        await dial(ConnectorConfig("pipecat", url, {"connect_retries": 2}), Side.AGENT)
+    with pytest.raises(ConnectorError, match="unknown option 'bogus'"):
+        await dial(ConnectorConfig("pipecat", url, {"bogus": 1}), Side.AGENT)
+    with pytest.raises(ConnectorError, match="ws://"):
+        await dial(ConnectorConfig("pipecat", "http://x", {}), Side.AGENT)

@@ -1,0 +1,203 @@
+"""CLEAN_EXIT by end policy, the composites, the stall rule and aggregation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from recordings.models import ScoreRecord, SessionRecord, SessionStatus, Verdict
+from recordings.scenario import scenario_from_dict
+from scorer_service import signals
+from scorer_service.aggregate import SessionOutcome, pass_hat_k, summarise
+from scorer_service.composite import composites
+from scorer_service.context import ScoringContext, TranscriptLine
+from scorer_service.scorers.base import SignalScore
+from scorer_service.scorers.clean_exit import CleanExitScorer
+
+P, F, NA, U = Verdict.PASSED, Verdict.FAILED, Verdict.NOT_APPLICABLE, Verdict.UNSCORED
+
+
+def make_ctx(
+    stop: str | None = "end_tool",
+    policy: str = "tool-only",
+    last: str | None = "agent",
+    agent_turns: int = 3,
+    min_turns: int = 0,
+    gating: list[str] | None = None,
+) -> ScoringContext:
+    sc = scenario_from_dict(
+        {"name": "s", "success_signals": gating or ["ACTION_MATCH", "JUDGE_PASSED", "CLEAN_EXIT"]}
+    )
+    session = SessionRecord(
+        "sid", "run", "s", 1, SessionStatus.ENDED, 0, 10**9, stop, agent_turns=agent_turns
+    )
+    lines = [TranscriptLine(last, 1.0, "bye")] if last else []
+    return ScoringContext(session, sc, "d", False, min_turns, policy, transcripts=lines)
+
+
+CLEAN_CASES: list[tuple[str, str | None, str, str | None, Verdict]] = [
+    ("end tool", "end_tool", "tool-only", "agent", P),
+    ("enum spelling", "STOP_REASON_END_TOOL", "tool-only", "agent", P),
+    ("established [EXIT]", "[EXIT]", "tool-only", "agent", P),
+    ("hang-up under tool-only", "user_hang_up", "tool-only", "user", F),
+    ("hang-up under valid-terminal-state", "user_hang_up", "valid-terminal-state", "user", P),
+    (
+        "timeout after the user's last words",
+        "inactivity_timeout",
+        "valid-terminal-state",
+        "user",
+        P,
+    ),
+    (
+        "timeout after the agent's last words",
+        "inactivity_timeout",
+        "valid-terminal-state",
+        "agent",
+        F,
+    ),
+    ("max duration", "max_duration", "valid-terminal-state", "user", F),
+    ("bot disconnected", "bot_disconnected", "tool-only", "agent", F),
+    ("not ended", None, "tool-only", "agent", NA),
+]
+
+
+@pytest.mark.parametrize(
+    ("stop", "policy", "last", "expected"),
+    [c[1:] for c in CLEAN_CASES],
+    ids=[c[0] for c in CLEAN_CASES],
+)
+async def test_clean_exit(
+    stop: str | None, policy: str, last: str | None, expected: Verdict
+) -> None:
+    [score] = await CleanExitScorer().score(make_ctx(stop, policy, last))
+    assert score.verdict is expected
+    assert score.detail["end_policy"] == policy
+
+
+def s(signal: str, verdict: Verdict) -> SignalScore:
+    return SignalScore(signal, verdict)
+
+
+COMPOSITE_CASES: list[tuple[str, dict[str, Verdict], int, int, Verdict, Verdict]] = [
+    ("all pass", {"ACTION_MATCH": P, "JUDGE_PASSED": P, "CLEAN_EXIT": P}, 3, 0, P, P),
+    ("one fails", {"ACTION_MATCH": F, "JUDGE_PASSED": P, "CLEAN_EXIT": P}, 3, 0, F, F),
+    ("only clean exit fails", {"ACTION_MATCH": P, "JUDGE_PASSED": P, "CLEAN_EXIT": F}, 3, 0, F, P),
+    (
+        "not applicable left out",
+        {"ACTION_MATCH": NA, "JUDGE_PASSED": P, "CLEAN_EXIT": P},
+        3,
+        0,
+        P,
+        P,
+    ),
+    (
+        "judge error is not a failure",
+        {"ACTION_MATCH": P, "JUDGE_PASSED": U, "CLEAN_EXIT": P},
+        3,
+        0,
+        P,
+        P,
+    ),
+    ("nothing applies", {"ACTION_MATCH": NA, "JUDGE_PASSED": NA, "CLEAN_EXIT": NA}, 3, 0, NA, NA),
+    ("only unscored", {"ACTION_MATCH": NA, "JUDGE_PASSED": U, "CLEAN_EXIT": NA}, 3, 0, U, U),
+    (
+        "task composite without clean exit",
+        {"ACTION_MATCH": NA, "JUDGE_PASSED": NA, "CLEAN_EXIT": P},
+        3,
+        0,
+        P,
+        NA,
+    ),
+    (
+        "stalled fails everything",
+        {"ACTION_MATCH": P, "JUDGE_PASSED": P, "CLEAN_EXIT": P},
+        1,
+        3,
+        F,
+        F,
+    ),
+    ("enough turns", {"ACTION_MATCH": P, "JUDGE_PASSED": P, "CLEAN_EXIT": P}, 3, 3, P, P),
+    (
+        "non-gating signal ignored",
+        {"ACTION_MATCH": P, "DB_STATE_MATCH": F, "CLEAN_EXIT": P},
+        3,
+        0,
+        P,
+        P,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "turns", "min_turns", "success", "task"),
+    [c[1:] for c in COMPOSITE_CASES],
+    ids=[c[0] for c in COMPOSITE_CASES],
+)
+def test_composites(
+    verdicts: dict[str, Verdict], turns: int, min_turns: int, success: Verdict, task: Verdict
+) -> None:
+    ctx = make_ctx(agent_turns=turns, min_turns=min_turns)
+    out = {c.signal: c for c in composites(ctx, [s(k, v) for k, v in verdicts.items()])}
+    assert out[signals.IS_SUCCESSFUL].verdict is success
+    assert out[signals.IS_TASK_SUCCESSFUL].verdict is task
+    stalled = out[signals.STALLED].verdict
+    assert stalled is (NA if min_turns == 0 else F if turns < min_turns else P)
+
+
+def outcome(
+    name: str, domain: str, verdicts: dict[str, Verdict], **values: float
+) -> SessionOutcome:
+    scores = [ScoreRecord("sc", name, k, v, values.get(k)) for k, v in verdicts.items()]
+    return SessionOutcome(name, name, domain, 60.0, scores)
+
+
+def test_summary_rates_domains_and_stalls() -> None:
+    outcomes = [
+        outcome(
+            "a",
+            "x",
+            {"is_successful": P, "is_task_successful": P, "ACTION_MATCH": P, "JUDGE_PASSED": P},
+            JUDGE_PASSED=1.0,
+        ),
+        outcome(
+            "b",
+            "x",
+            {"is_successful": F, "is_task_successful": F, "ACTION_MATCH": F, "JUDGE_PASSED": U},
+        ),
+        outcome(
+            "c",
+            "y",
+            {
+                "is_successful": F,
+                "is_task_successful": F,
+                "ACTION_MATCH": P,
+                "JUDGE_PASSED": P,
+                "stalled": F,
+            },
+            JUDGE_PASSED=0.5,
+        ),
+        outcome("d", "y", {"is_successful": NA, "is_task_successful": NA, "ACTION_MATCH": NA}),
+    ]
+    summary: dict[str, Any] = summarise(outcomes)
+    assert summary["success_rate"] == pytest.approx(1 / 3)
+    assert summary["is_successful"]["not_applicable"] == 1
+    # the stalled session is left out of per-signal rates
+    assert summary["signals"]["ACTION_MATCH"]["passed"] == 1
+    assert summary["signals"]["ACTION_MATCH"]["failed"] == 1
+    assert summary["signals"]["JUDGE_PASSED"]["unscored"] == 1
+    assert summary["judge_mean"] == pytest.approx(1.0)
+    assert summary["stalled"] == ["c"]
+    assert summary["domains"]["x"]["success_rate"] == pytest.approx(0.5)
+    assert summary["domains"]["y"]["success_rate"] == 0.0
+    assert summary["pass_hat_k"] == {}
+
+
+def test_pass_hat_k() -> None:
+    rows = [("t#1", P), ("t#2", P), ("t#3", F), ("u#1", P), ("u#2", P), ("u#3", P)]
+    outcomes = [outcome(n, "d", {"is_successful": v}) for n, v in rows]
+    got = pass_hat_k(outcomes)
+    # t: c=2, n=3 -> pass^1 = 2/3, pass^2 = 1/3, pass^3 = 0 ; u: all 1
+    assert got["1"] == pytest.approx((2 / 3 + 1) / 2)
+    assert got["2"] == pytest.approx((1 / 3 + 1) / 2)
+    assert got["3"] == pytest.approx(0.5)

@@ -1,0 +1,170 @@
+"""The ledger: overrides, append vs overwrite, comparisons, bad input that writes nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from recordings.errors import RunNotFoundError, ScenarioError
+from recordings.models import Verdict
+from recordings.reader import RecordingReader
+from scorer_service import ledger, signals
+from scorer_service.config import ConfigError, ScoringConfig, load_overrides
+from scorer_service.rescore import RescoreError, rescore
+from tests.factories import RunInfo
+
+NO_AUDIO = ["action_match", "db_state_match", "db_state_assertion", "clean_exit"]
+
+
+def recording_digest(db_path: Path) -> str:
+    """A hash of every recording table (everything but the scoring tables)."""
+    conn = sqlite3.connect(db_path)
+    h = hashlib.sha256()
+    for table in ("runs", "run_scenarios", "sessions", "audio_segments", "events", "final_states"):
+        for row in conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2"):
+            h.update(repr(row).encode())
+    conn.close()
+    return h.hexdigest()
+
+
+def verdict(db_path: Path, scoring_id: str, session_id: str, signal: str) -> Verdict:
+    with RecordingReader(db_path) as reader:
+        return next(s.verdict for s in reader.scores(scoring_id, session_id) if s.signal == signal)
+
+
+async def test_overrides_change_only_the_new_scoring(db_path: Path, recorded_run: RunInfo) -> None:
+    before = recording_digest(db_path)
+    sid = recorded_run.session_ids["book_wrong"]
+    first = await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO))
+    assert verdict(db_path, first.scoring.scoring_id, sid, signals.ACTION_MATCH) is Verdict.FAILED
+    fixed = ScoringConfig(
+        scorers=NO_AUDIO,
+        overrides={
+            "book_wrong": {"reference_answer": {"name": "Bob", "party": 3}},
+            "*": {"db_state_assertions": [{"path": "plan", "op": "eq", "value": "gold"}]},
+        },
+    )
+    second = await rescore(db_path, "2024", fixed)
+    assert verdict(db_path, second.scoring.scoring_id, sid, signals.ACTION_MATCH) is Verdict.PASSED
+    db_sid = recorded_run.session_ids["db_case"]
+    assert (
+        verdict(db_path, second.scoring.scoring_id, db_sid, signals.DB_STATE_ASSERTION)
+        is Verdict.PASSED
+    )
+    # the first scoring and the recording are untouched
+    assert verdict(db_path, first.scoring.scoring_id, sid, signals.ACTION_MATCH) is Verdict.FAILED
+    assert recording_digest(db_path) == before
+    with RecordingReader(db_path) as reader:
+        stored = reader.scoring(second.scoring.scoring_id)
+        frozen = reader.run_scenarios(recorded_run.run_id)
+    assert stored is not None and stored.config["overrides"]["book_wrong"]
+    assert all(s.scenario.get("db_state_assertions") is None for s in frozen)
+
+
+async def test_append_then_overwrite_supersedes_without_deleting(
+    db_path: Path, recorded_run: RunInfo
+) -> None:
+    a = await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO))
+    b = await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO), mode="append")
+    with RecordingReader(db_path) as reader:
+        assert [s.superseded_by for s in reader.scorings(recorded_run.run_id)] == [None, None]
+    c = await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO), mode="overwrite")
+    with RecordingReader(db_path) as reader:
+        rows = {s.scoring_id: s for s in reader.scorings(recorded_run.run_id)}
+        assert rows[a.scoring.scoring_id].superseded_by == c.scoring.scoring_id
+        assert rows[b.scoring.scoring_id].superseded_by == c.scoring.scoring_id
+        assert rows[c.scoring.scoring_id].superseded_by is None
+        assert reader.scores(a.scoring.scoring_id), "superseded scores are kept"
+        current = ledger.current_scoring(reader, recorded_run.run_id)
+        assert current is not None and current.scoring_id == c.scoring.scoring_id
+        assert rows[c.scoring.scoring_id].mode == "overwrite"
+        assert rows[c.scoring.scoring_id].status == "complete"
+
+
+async def test_compare_shows_flips(db_path: Path, recorded_run: RunInfo) -> None:
+    a = await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO))
+    config = ScoringConfig(
+        scorers=NO_AUDIO,
+        overrides={"book_wrong": {"reference_answer": {"name": "Bob", "party": 3}}},
+    )
+    b = await rescore(db_path, "2024", config)
+    with RecordingReader(db_path) as reader:
+        flips, summary = ledger.compare(
+            reader, ledger.resolve_scoring(reader, a.scoring.scoring_id), b.scoring
+        )
+    changed = {(f.scenario_name, f.signal): (f.verdict_a, f.verdict_b) for f in flips}
+    assert changed == {
+        ("book_wrong", signals.ACTION_MATCH): (Verdict.FAILED, Verdict.PASSED),
+        ("book_wrong", signals.IS_SUCCESSFUL): (Verdict.FAILED, Verdict.PASSED),
+        ("book_wrong", signals.IS_TASK_SUCCESSFUL): (Verdict.FAILED, Verdict.PASSED),
+    }
+    assert summary["rates"]["success_rate"]["change"] == pytest.approx(1 / 3)
+
+
+async def test_db_state_match_checks_the_user_side(db_path: Path, recorded_run: RunInfo) -> None:
+    result = await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO))
+    sid = recorded_run.session_ids["db_case"]
+    outcome = next(o for o in result.sessions if o.session_id == sid)
+    score = outcome.get(signals.DB_STATE_MATCH)
+    assert score is not None and score.verdict is Verdict.FAILED
+    assert score.detail["sides"]["agent"]["match"] is True
+    assert score.detail["sides"]["user"]["diff"] == [
+        {"path": "roaming", "expected": True, "actual": False}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "error", "match"),
+    [
+        ({"book_ok": {"reference": 1}}, ConfigError, "book_ok.reference: unknown override"),
+        ({"book_ok": {"reference_answer": 5}}, ScenarioError, "reference_answer"),
+        ({"nope": {"nl_assertions": ["x"]}}, ConfigError, "not in run"),
+        ({"*": {"db_state_assertions": [{"path": "x"}]}}, ScenarioError, "db_state_assertions"),
+        ({"*": ["not", "a", "mapping"]}, ConfigError, "expected a mapping"),
+    ],
+)
+async def test_bad_overrides_write_nothing(
+    db_path: Path, recorded_run: RunInfo, overrides: dict[str, object], error: type, match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO, overrides=overrides))  # type: ignore[arg-type]
+    with RecordingReader(db_path) as reader:
+        assert reader.scorings() == []
+
+
+async def test_bad_references(db_path: Path, recorded_run: RunInfo) -> None:
+    with pytest.raises(RunNotFoundError):
+        await rescore(db_path, "1999", ScoringConfig())
+    with pytest.raises(RescoreError, match="no session"):
+        await rescore(db_path, "2024", ScoringConfig(), session_ids=["nope"])
+    with pytest.raises(ConfigError, match="unknown scorer"):
+        await rescore(db_path, "2024", ScoringConfig(scorers=["vibes"]))
+    with pytest.raises(ConfigError, match="mode"):
+        await rescore(db_path, "2024", ScoringConfig(), mode="replace")
+    with RecordingReader(db_path) as reader:
+        assert reader.scorings() == []
+        with pytest.raises(ledger.ScoringNotFoundError):
+            ledger.resolve_scoring(reader, "zzz")
+
+
+def test_overrides_file_errors(tmp_path: Path) -> None:
+    good = tmp_path / "o.yaml"
+    good.write_text("'*':\n  nl_assertions: [The agent was polite]\n")
+    assert load_overrides(good) == {"*": {"nl_assertions": ["The agent was polite"]}}
+    broken = tmp_path / "o.json"
+    broken.write_text("{not json")
+    with pytest.raises(ConfigError, match="not valid json"):
+        load_overrides(broken)
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_overrides(tmp_path / "missing.yaml")
+
+
+async def test_stalled_session_fails_composites(db_path: Path, recorded_run: RunInfo) -> None:
+    result = await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO, min_agent_turns=3))
+    db_case = next(o for o in result.sessions if o.scenario_name == "db_case")
+    assert db_case.stalled  # 2 agent turns < 3
+    assert result.scoring.summary["stalled"] == ["db_case"]
+    assert result.scoring.summary["signals"]["DB_STATE_MATCH"]["failed"] == 0
