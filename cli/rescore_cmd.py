@@ -31,7 +31,6 @@ from recordings.errors import ScenarioError
 from recordings.reader import RecordingReader
 from scorer_service import ledger
 from scorer_service.aggregate import SessionOutcome
-from scorer_service.client import remote_rescore
 from scorer_service.config import (
     END_POLICIES,
     ConfigError,
@@ -41,78 +40,41 @@ from scorer_service.config import (
 )
 from scorer_service.registry import SCORER_NAMES
 from scorer_service.rescore import RescoreError, rescore
-from scorer_service.text import render_summary, scoring_as_dict
+from scorer_service.text import flips_as_dicts, render_flips, render_summary, scoring_as_dict
+from scorer_service.wire_client import remote_rescore
 
 _USAGE_CODES = (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT)
 
 
+#: (flag, click keyword arguments, help) of every judge option.
+_JUDGE_OPTIONS: list[tuple[str, dict[str, Any], str]] = [
+    ("--judge-base-url", {"default": "", "envvar": "VAE_JUDGE_BASE_URL"},
+     "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1; empty: no judge "
+     "(env VAE_JUDGE_BASE_URL)."),
+    ("--judge-model", {"default": "", "envvar": "VAE_JUDGE_MODEL"},
+     "Judge model name (env VAE_JUDGE_MODEL)."),
+    ("--judge-api-key", {"default": "", "envvar": "VAE_JUDGE_API_KEY"},
+     "Judge API key, never stored (env VAE_JUDGE_API_KEY)."),
+    ("--judge-temperature", {"type": float}, "Sampling temperature."),
+    ("--judge-seed", {"type": int}, "Sampling seed."),
+    ("--judge-max-tokens", {"type": int}, "Max completion tokens."),
+    ("--judge-top-p", {"type": float}, "Nucleus sampling top_p."),
+    ("--judge-timeout", {"type": float, "default": 60.0}, "Seconds per judge request."),
+    ("--judge-retries", {"type": int, "default": 3}, "Retries on 429, 5xx and timeouts."),
+    ("--judge-concurrency", {"type": int, "default": 4}, "Judge requests at once."),
+    ("--judge-threshold", {"type": click.FloatRange(0, 1), "default": 0.9},
+     "JUDGE_PASSED when the judge's score >= this."),
+    ("--judge-include-conversation/--no-judge-include-conversation", {"default": False},
+     "Give the judge the bridge's transcript turns (noisy with cross-talk)."),
+    ("--judge-prompt", {"type": click.Path(exists=True, dir_okay=False, path_type=Path)},
+     "A file holding a replacement judge prompt (its hash is stored)."),
+]  # fmt: skip
+
+
 def _judge_options(f: Any) -> Any:
-    opts = [
-        click.option(
-            "--judge-base-url",
-            default="",
-            envvar="VAE_JUDGE_BASE_URL",
-            help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1; "
-            "empty: no judge (env VAE_JUDGE_BASE_URL).",
-        ),
-        click.option(
-            "--judge-model",
-            default="",
-            envvar="VAE_JUDGE_MODEL",
-            help="Judge model name (env VAE_JUDGE_MODEL).",
-        ),
-        click.option(
-            "--judge-api-key",
-            default="",
-            envvar="VAE_JUDGE_API_KEY",
-            help="Judge API key, never stored (env VAE_JUDGE_API_KEY).",
-        ),
-        click.option("--judge-temperature", type=float, default=None, help="Sampling temperature."),
-        click.option("--judge-seed", type=int, default=None, help="Sampling seed."),
-        click.option("--judge-max-tokens", type=int, default=None, help="Max completion tokens."),
-        click.option("--judge-top-p", type=float, default=None, help="Nucleus sampling top_p."),
-        click.option(
-            "--judge-timeout",
-            type=float,
-            default=60.0,
-            show_default=True,
-            help="Seconds per judge request.",
-        ),
-        click.option(
-            "--judge-retries",
-            type=int,
-            default=3,
-            show_default=True,
-            help="Retries on 429, 5xx and timeouts.",
-        ),
-        click.option(
-            "--judge-concurrency",
-            type=int,
-            default=4,
-            show_default=True,
-            help="Judge requests at once.",
-        ),
-        click.option(
-            "--judge-threshold",
-            type=click.FloatRange(0, 1),
-            default=0.9,
-            show_default=True,
-            help="JUDGE_PASSED when score >= this.",
-        ),
-        click.option(
-            "--judge-include-conversation/--no-judge-include-conversation",
-            default=False,
-            help="Give the judge the transcript turns (noisy).",
-        ),
-        click.option(
-            "--judge-prompt",
-            type=click.Path(exists=True, dir_okay=False, path_type=Path),
-            default=None,
-            help="A replacement judge prompt file.",
-        ),
-    ]
-    for opt in reversed(opts):
-        f = opt(f)
+    for flag, kwargs, help_text in reversed(_JUDGE_OPTIONS):
+        shown = kwargs.get("default") not in (None, "", False)
+        f = click.option(flag, help=help_text, show_default=shown, **kwargs)(f)
     return f
 
 
@@ -192,6 +154,12 @@ def _emit(scoring: Any, outcomes: list[SessionOutcome], as_json: bool) -> None:
     help="Rescore through the scorer service at host:port (env VAE_SCORER); "
     "default: in-process on --db.",
 )
+@click.option(
+    "--tls-ca",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    envvar="VAE_TLS_CA",
+    help="CA certificate of a TLS scorer (env VAE_TLS_CA).",
+)
 @db_option
 @token_option
 @json_option
@@ -243,6 +211,7 @@ def rescore_command(**kw: Any) -> None:
                     mode=mode,
                     session_ids=kw["session_ids"],
                     token=kw["token"],
+                    tls_ca=kw["tls_ca"],
                     on_progress=update,
                 )
             )
@@ -339,28 +308,9 @@ def scores_diff(scoring_a: str, scoring_b: str, db_path: Path, as_json: bool) ->
         a, b = _scoring(reader, scoring_a), _scoring(reader, scoring_b)
         flips, summary = ledger.compare(reader, a, b)
     if as_json:
-        rows = [
-            {
-                "session_id": f.session_id,
-                "scenario_name": f.scenario_name,
-                "signal": f.signal,
-                "verdict_a": f.verdict_a and f.verdict_a.value,
-                "verdict_b": f.verdict_b and f.verdict_b.value,
-                "value_a": f.value_a,
-                "value_b": f.value_b,
-            }
-            for f in flips
-        ]
-        print_json({"flips": rows, "summary": summary})
-        return
-    click.echo(f"{len(flips)} flips from {a.scoring_id} to {b.scoring_id}")
-    for f in flips:
-        va = f.verdict_a.value if f.verdict_a else "-"
-        vb = f.verdict_b.value if f.verdict_b else "-"
-        click.echo(f"  {f.scenario_name:<24} {f.signal:<20} {va} -> {vb}")
-    for name, d in summary["rates"].items():
-        if d["change"]:
-            click.echo(f"  {name}: {d['a']} -> {d['b']} ({d['change']:+.3f})")
+        print_json({"flips": flips_as_dicts(flips), "summary": summary})
+    else:
+        click.echo(render_flips(a.scoring_id, b.scoring_id, flips, summary), nl=False)
 
 
 COMMANDS: list[click.Command] = [rescore_command, scores_group]

@@ -97,6 +97,27 @@ def _tokens(outcomes: list[SessionOutcome]) -> dict[str, dict[str, int]]:
     return out
 
 
+def _assertion_rates(outcomes: list[SessionOutcome], signal: str) -> dict[str, dict[str, Any]]:
+    """Pass rates per assertion (NL text, or DB path/op or predicate), as all_summary.txt has."""
+    rows: dict[str, list[bool]] = defaultdict(list)
+    for o in outcomes:
+        s = o.get(signal)
+        verdicts = None if s is None else s.detail.get("verdicts")
+        if o.stalled or not isinstance(verdicts, list):
+            continue
+        for v in verdicts:
+            if not isinstance(v, dict) or not isinstance(v.get("passed"), bool):
+                continue
+            label = v.get("assertion") or v.get("func_name") or f"{v.get('path')} {v.get('op')}"
+            rows[f"{v.get('side', '')}:{label}" if v.get("side") else str(label)].append(
+                v["passed"]
+            )
+    return {
+        k: {"passed": sum(v), "total": len(v), "rate": sum(v) / len(v)}
+        for k, v in sorted(rows.items())
+    }
+
+
 _COPY = re.compile(r"#\d+$")
 
 
@@ -124,8 +145,13 @@ def summarise(outcomes: list[SessionOutcome]) -> dict[str, Any]:
     summary["latency"] = _latency(outcomes)
     summary["tokens"] = _tokens(outcomes)
     summary["pass_hat_k"] = pass_hat_k(outcomes)
+    summary["nl_assertions"] = _assertion_rates(outcomes, signals.NL_ASSERTION)
+    summary["db_state_assertions"] = _assertion_rates(outcomes, signals.DB_STATE_ASSERTION)
     by_domain: dict[str, list[SessionOutcome]] = defaultdict(list)
     for o in outcomes:
         by_domain[o.domain].append(o)
-    summary["domains"] = {d: _block(items) for d, items in sorted(by_domain.items())}
+    summary["domains"] = {
+        d: {**_block(items), "latency": _latency(items), "tokens": _tokens(items)}
+        for d, items in sorted(by_domain.items())
+    }
     return summary

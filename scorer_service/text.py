@@ -13,6 +13,7 @@ from typing import Any
 from recordings.models import ScoringRecord
 from scorer_service import signals
 from scorer_service.aggregate import SessionOutcome
+from scorer_service.ledger import Flip
 
 
 def _pct(rate: Any) -> str:
@@ -80,6 +81,11 @@ def render_summary(scoring: ScoringRecord, outcomes: list[SessionOutcome]) -> st
     for name, counts in s.get("signals", {}).items():
         lines.append(_rate_line(name, counts))
     lines.append(f"  judge mean score       {s.get('judge_mean')}")
+    for key, title in (("nl_assertions", "NL assertion"), ("db_state_assertions", "DB assertion")):
+        for label, row in s.get(key, {}).items():
+            lines.append(
+                f"  {title} {label!r}: {row['passed']}/{row['total']} ({_pct(row['rate'])})"
+            )
     for side, tokens in s.get("tokens", {}).items():
         lines.append(
             f"Tokens {side}: {tokens.get('calls', 0)} calls, {tokens.get('prompt', 0)} prompt,"
@@ -135,3 +141,31 @@ def scoring_as_dict(
             for o in outcomes
         ]
     return data
+
+
+def flips_as_dicts(flips: list[Flip]) -> list[dict[str, Any]]:
+    return [
+        {
+            "session_id": f.session_id,
+            "scenario_name": f.scenario_name,
+            "signal": f.signal,
+            "verdict_a": f.verdict_a.value if f.verdict_a else None,
+            "verdict_b": f.verdict_b.value if f.verdict_b else None,
+            "value_a": f.value_a,
+            "value_b": f.value_b,
+        }
+        for f in flips
+    ]
+
+
+def render_flips(a: str, b: str, flips: list[Flip], summary: dict[str, Any]) -> str:
+    """``vae scores diff``: one line per flipped (session, signal), then rate changes."""
+    lines = [f"{len(flips)} flips from {a} to {b}"]
+    for f in flips:
+        va = f.verdict_a.value if f.verdict_a else "-"
+        vb = f.verdict_b.value if f.verdict_b else "-"
+        lines.append(f"  {f.scenario_name:<24} {f.signal:<20} {va} -> {vb}")
+    for name, d in summary.get("rates", {}).items():
+        if d.get("change"):
+            lines.append(f"  {name}: {d['a']} -> {d['b']} ({d['change']:+.3f})")
+    return "\n".join(lines) + "\n"

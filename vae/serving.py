@@ -122,13 +122,8 @@ async def start_server(
 
 
 # ---------------------------------------------------------------- clients
-class _TokenInterceptor(
-    grpc.aio.UnaryUnaryClientInterceptor,
-    grpc.aio.UnaryStreamClientInterceptor,
-    grpc.aio.StreamUnaryClientInterceptor,
-    grpc.aio.StreamStreamClientInterceptor,
-):
-    """Adds the bearer token to every call (works on insecure loopback channels too)."""
+class _TokenMetadata:
+    """Adds the bearer token to a call's metadata (works on insecure loopback too)."""
 
     def __init__(self, token: str) -> None:
         self._pair = ("authorization", f"Bearer {token}")
@@ -140,24 +135,40 @@ class _TokenInterceptor(
             details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
         )
 
+
+# grpc.aio files an interceptor under the first call kind it implements only,
+# so each kind needs its own class and instance.
+class _UnaryUnaryToken(_TokenMetadata, grpc.aio.UnaryUnaryClientInterceptor):
     async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
         return await continuation(self._details(details), request)
 
+
+class _UnaryStreamToken(_TokenMetadata, grpc.aio.UnaryStreamClientInterceptor):
     async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
         return await continuation(self._details(details), request)
 
+
+class _StreamUnaryToken(_TokenMetadata, grpc.aio.StreamUnaryClientInterceptor):
     async def intercept_stream_unary(self, continuation: Any, details: Any, requests: Any) -> Any:
         return await continuation(self._details(details), requests)
 
+
+class _StreamStreamToken(_TokenMetadata, grpc.aio.StreamStreamClientInterceptor):
     async def intercept_stream_stream(self, continuation: Any, details: Any, requests: Any) -> Any:
         return await continuation(self._details(details), requests)
+
+
+def token_interceptors(token: str) -> list[Any]:
+    """One interceptor per call kind, each adding ``authorization: Bearer <token>``."""
+    kinds = (_UnaryUnaryToken, _UnaryStreamToken, _StreamUnaryToken, _StreamStreamToken)
+    return [kind(token) for kind in kinds]
 
 
 def client_channel(
     address: str, *, token: str | None = None, tls_ca: Path | None = None
 ) -> grpc.aio.Channel:
     """An aio channel to a vae service, with the token and TLS root if given."""
-    interceptors = [_TokenInterceptor(token)] if token else None
+    interceptors = token_interceptors(token) if token else None
     if tls_ca is not None:
         creds = grpc.ssl_channel_credentials(root_certificates=tls_ca.read_bytes())
         return grpc.aio.secure_channel(

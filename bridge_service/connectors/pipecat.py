@@ -27,19 +27,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-import numpy as np
-import soxr
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, WebSocketException
 
 from bridge_service.connectors.base import (
-    BotAudio,
     BotEvent,
     BotInfo,
     BotInput,
@@ -54,6 +50,7 @@ from bridge_service.connectors.base import (
     SessionStartInfo,
     StateSyncOut,
 )
+from bridge_service.connectors.pipecat_audio import BotAudioIn
 from bridge_service.connectors.pipecat_frames import (
     AudioFrame,
     FrameDecodeError,
@@ -83,15 +80,13 @@ class PipecatEndpoint:
         self.bot = BotInfo("pipecat-bot", "", {"connector": "pipecat", "url": url})
         self._ws = ws
         self._early: list[bytes | str] = []
-        self._seq = itertools.count()
-        self._offset = 0
-        self._resamplers: dict[int, soxr.ResampleStream] = {}
+        self._in = BotAudioIn(options.send_rate, options.max_chunk_ms)
         self._requests = Requests()
         self._final: dict[str, Any] = {}
         self._final_sent = False
         self._ending = False
         self._wake = asyncio.Event()
-        self.rtvi = RtviTranslator(role, options.rtvi, time.time_ns, lambda: self._offset)
+        self.rtvi = RtviTranslator(role, options.rtvi, time.time_ns, lambda: self._in.offset)
 
     # ------------------------------------------------------------ handshake
     async def handshake(self) -> None:
@@ -179,38 +174,10 @@ class PipecatEndpoint:
         ]
 
     def _audio(self, frame: AudioFrame) -> list[BotInput]:
-        channels = frame.num_channels or 1
-        rate = frame.sample_rate or self.send_rate
-        if len(frame.audio) % (2 * channels) or not 8000 <= rate <= 192000:
-            why = f"audio frame of {len(frame.audio)} bytes, {channels} channels at {rate} Hz"
-            return [self._malformed(why, "")]
-        samples = np.frombuffer(frame.audio, dtype="<i2").reshape(-1, channels)
-        mono = samples[:, 0] if channels == 1 else samples.mean(axis=1).astype(np.int16)
-        if rate != self.send_rate:
-            stream = self._resamplers.get(rate)
-            if stream is None:
-                stream = soxr.ResampleStream(rate, self.send_rate, 1, dtype="int16", quality="HQ")
-                self._resamplers[rate] = stream
-            mono = stream.resample_chunk(mono)
-        return self._chunks(mono)
-
-    def _drain_resamplers(self) -> list[BotInput]:
-        """At the end of the bot's speech, release what the resamplers still hold back."""
-        out: list[BotInput] = []
-        for rate, stream in list(self._resamplers.items()):
-            out.extend(self._chunks(stream.resample_chunk(np.zeros(0, np.int16), last=True)))
-            del self._resamplers[rate]  # a flushed stream cannot continue: start afresh
-        return out
-
-    def _chunks(self, mono: np.ndarray) -> list[BotInput]:
-        step = self.send_rate * self.options.max_chunk_ms // 1000
-        out: list[BotInput] = []
-        now = time.time_ns()
-        for start in range(0, len(mono), step):
-            piece = np.ascontiguousarray(mono[start : start + step], dtype="<i2").tobytes()
-            out.append(BotAudio(next(self._seq), self._offset, piece, now))
-            self._offset += len(piece) // 2
-        return out
+        try:
+            return list(self._in.frame(frame.audio, frame.sample_rate, frame.num_channels))
+        except ValueError as exc:
+            return [self._malformed(str(exc), "")]
 
     def _message(self, text: str) -> list[BotInput]:
         try:
@@ -222,7 +189,7 @@ class PipecatEndpoint:
         kind = msg.get("type")
         if kind in ("server-response", "error-response") and (purpose := self._requests.pop(msg)):
             return self._response(purpose, msg)
-        head: list[BotInput] = self._drain_resamplers() if kind == "bot-stopped-speaking" else []
+        head: list[BotInput] = list(self._in.drain()) if kind == "bot-stopped-speaking" else []
         return head + list(self.rtvi.translate(msg))
 
     def _response(self, purpose: str, msg: dict[str, Any]) -> list[BotInput]:

@@ -275,7 +275,7 @@ if (require.main === module) {
       process.exit(outcome && outcome.reason !== 'WAIT_TIMEOUT' ? 0 : 1);
     })
     .catch((err) => {
-      console.error(`[node-bot] ${err.code ? `gRPC ${err.code}: ` : ''}${err.details || err.message}`);
+      console.error(`[node-bot] ${err.code !== undefined ? `gRPC ${grpc.status[err.code]}: ` : ''}${err.details || err.message}`);
       process.exit(1);
     });
 }

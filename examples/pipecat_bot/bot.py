@@ -153,12 +153,20 @@ class ToneResponder(FrameProcessor):
         self.agent.messages.append({"role": "user", "content": "(speech)"})
         last = self.answered >= self.answers
         text = "Your booking is done, goodbye." if last else "Sure, tell me more."
-        await self.push_frame(MetricsFrame(data=[
-            TTFBMetricsData(processor="ToneLLM#0", value=0.05),
-            LLMUsageMetricsData(processor="ToneLLM#0", model="tone-1",
-                                value=LLMTokenUsage(prompt_tokens=100 + self.answered,
-                                                    completion_tokens=7, total_tokens=107)),
-        ]))
+        await self.push_frame(
+            MetricsFrame(
+                data=[
+                    TTFBMetricsData(processor="ToneLLM#0", value=0.05),
+                    LLMUsageMetricsData(
+                        processor="ToneLLM#0",
+                        model="tone-1",
+                        value=LLMTokenUsage(
+                            prompt_tokens=100 + self.answered, completion_tokens=7, total_tokens=107
+                        ),
+                    ),
+                ]
+            )
+        )
         if last:
             await self._write_action()
         await self.push_frame(TTSStartedFrame())
@@ -168,7 +176,9 @@ class ToneResponder(FrameProcessor):
         step = OUT_RATE // 50  # 20 ms frames; the output transport paces them in real time
         for start in range(0, len(tone), step):
             chunk = tone[start : start + step].tobytes()
-            await self.push_frame(TTSAudioRawFrame(audio=chunk, sample_rate=OUT_RATE, num_channels=1))
+            await self.push_frame(
+                TTSAudioRawFrame(audio=chunk, sample_rate=OUT_RATE, num_channels=1)
+            )
         await self.push_frame(TTSStoppedFrame())
         self.agent.messages.append({"role": "assistant", "content": text})
         self.finished = last
@@ -180,9 +190,13 @@ class ToneResponder(FrameProcessor):
         self.agent.db.setdefault("bookings", []).append(args)
         action = {"type": self.tool, "args": args, "result": "ok"}
         self.agent.actions.append(action)
-        await self.push_frame(RTVIServerMessageFrame(data={"type": "action-applied", "action": action}))
+        await self.push_frame(
+            RTVIServerMessageFrame(data={"type": "action-applied", "action": action})
+        )
         await self.push_frame(FunctionCallResultFrame(self.tool, call_id, args, {"ok": True}, None))
-        self.agent.messages.append({"role": "assistant", "tool_calls": [{"name": self.tool, "arguments": args}]})
+        self.agent.messages.append(
+            {"role": "assistant", "tool_calls": [{"name": self.tool, "arguments": args}]}
+        )
 
     async def _end(self) -> None:
         self.finished = False
@@ -199,23 +213,33 @@ async def main() -> None:
 
     transport = SingleClientWebsocketServerTransport(
         params=SingleClientWebsocketServerParams(
-            serializer=ProtobufFrameSerializer(), audio_in_enabled=True, audio_out_enabled=True,
-            audio_in_sample_rate=IN_RATE, audio_out_sample_rate=OUT_RATE, add_wav_header=False,
+            serializer=ProtobufFrameSerializer(),
+            audio_in_enabled=True,
+            audio_out_enabled=True,
+            audio_in_sample_rate=IN_RATE,
+            audio_out_sample_rate=OUT_RATE,
+            add_wav_header=False,
         ),
         host=args.host,
         port=args.port,
     )
     agent = Agent()
     rtvi = RTVIProcessor()
-    pipeline = Pipeline([transport.input(), ToneResponder(agent, args.answers, args.tool),
-                         transport.output()])
+    pipeline = Pipeline(
+        [transport.input(), ToneResponder(agent, args.answers, args.tool), transport.output()]
+    )
     task = PipelineTask(
         pipeline,
-        params=PipelineParams(enable_metrics=True, enable_usage_metrics=True,
-                              audio_in_sample_rate=IN_RATE, audio_out_sample_rate=OUT_RATE),
+        params=PipelineParams(
+            enable_metrics=True,
+            enable_usage_metrics=True,
+            audio_in_sample_rate=IN_RATE,
+            audio_out_sample_rate=OUT_RATE,
+        ),
         rtvi_processor=rtvi,
         rtvi_observer_params=RTVIObserverParams(
-            function_call_report_level={"*": RTVIFunctionCallReportLevel.FULL}),
+            function_call_report_level={"*": RTVIFunctionCallReportLevel.FULL}
+        ),
         idle_timeout_secs=None,
     )
 

@@ -18,13 +18,14 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from recordings.errors import StoreError
 from recordings.importers.nemo_files import parse_time_ns, read_json, read_text
 from recordings.importers.nemo_layout import ScenarioDirs, run_id_from_dir, scan
+from recordings.importers.nemo_report import AttemptReport, ImportReport, ScenarioReport
 from recordings.importers.nemo_scenario import load_scenario
 from recordings.importers.nemo_scores import original_scores
 from recordings.importers.nemo_session import AttemptData, dumps, read_attempt
@@ -52,38 +53,6 @@ RUN_FILES = (
 
 class ImportSourceError(StoreError):
     """The directory cannot be imported at all (not a results directory, run id taken)."""
-
-
-@dataclass
-class AttemptReport:
-    directory: str
-    session_id: str
-    attempt: int
-    status: str
-    problems: list[str] = field(default_factory=list)
-
-
-@dataclass
-class ScenarioReport:
-    name: str
-    problems: list[str] = field(default_factory=list)
-    attempts: list[AttemptReport] = field(default_factory=list)
-
-    @property
-    def problem_count(self) -> int:
-        return len(self.problems) + sum(len(a.problems) for a in self.attempts)
-
-
-@dataclass
-class ImportReport:
-    run_id: str
-    source_dir: str
-    scoring_id: str | None = None
-    problems: list[str] = field(default_factory=list)
-    scenarios: list[ScenarioReport] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 async def import_nemo(
@@ -242,7 +211,7 @@ async def _write_attempt(
         await writer.put_final_state(fs)
     for artifact, text in data.artifacts.items():
         await writer.add_artifact(ArtifactRecord(run_id, artifact, text, session_id))
-    status = "running"
+    status = "unfinished"
     if data.ended_ns is not None:
         await writer.end_session(
             session_id,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -42,25 +43,38 @@ async def run_with_bots(
     agent: Callable[[], Brain] = lambda: play_script,
     synth: Synthesiser | None = None,
     timeout_s: float = 45.0,
+    roles: tuple[str, ...] = ("user", "agent"),
     **options: Any,
 ) -> str:
-    """Run ``scenarios`` with a user and an agent bot; return the finished run's id."""
+    """Run ``scenarios`` with a user and an agent bot; return the finished run's id.
+
+    ``roles`` limits which bots are started here (another process may play the rest).
+    """
     voice = synth or BuzzSynthesiser()
+    # Named run + run filter: each test run gets only its own bots, whatever
+    # streams an earlier run left behind.
+    run_id = f"test-{uuid.uuid4().hex[:8]}"
     stop = asyncio.Event()
     async with asyncio.timeout(timeout_s), asyncio.TaskGroup() as tg:
         for role, brain in (("user", user), ("agent", agent)):
-            config = BotConfig(server.address, role, brain, concurrency=len(scenarios), synth=voice)
+            if role not in roles:
+                continue
+            config = BotConfig(
+                server.address, role, brain, concurrency=len(scenarios), synth=voice,
+                run_filter=run_id,
+            )  # fmt: skip
             tg.create_task(run_bots(config, stop))
         try:
             async with grpc.aio.insecure_channel(server.address) as channel:
                 stub = bridge_pb2_grpc.BridgeServiceStub(channel)
                 request = bridge_pb2.StartRunRequest(
+                    run_id=run_id,
                     sources=[bridge_pb2.ScenarioSource(inline=json.dumps(scenarios))],
                     options=bridge_pb2.RunOptions(
                         concurrency=len(scenarios), inactivity_timeout_s=5, **options
                     ),
                 )
-                run_id = (await stub.StartRun(request)).run.run_id
+                await stub.StartRun(request)
                 watch = bridge_pb2.WatchRunRequest(run_id=run_id)
                 async for event in stub.WatchRun(watch):
                     if event.kind == bridge_pb2.RUN_EVENT_KIND_RUN_FINISHED:

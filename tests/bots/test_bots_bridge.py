@@ -124,7 +124,7 @@ async def _llm_run(bridge: BridgeServer, share: bool) -> tuple[ScriptedLlm, dict
             share_transcripts=share,
         )
     with RecordingReader(bridge.db_path) as reader:
-        (session,) = reader.sessions(run_id)
+        (session,) = reader.latest_attempts(run_id).values()
         events = reader.events(session.session_id)
         final = reader.final_states(session.session_id)[Side.AGENT]
     return llm, {"session": session, "events": events, "final": final}

@@ -132,10 +132,17 @@ async def subprocess_until_ready(
 
 
 @pytest.fixture
-async def pipecat_bot(tmp_path: Path) -> AsyncIterator[str]:
-    """The example pipecat bot (from the pipecat venv) on a free port; yields its ws:// URL."""
+async def pipecat_bot_process(
+    tmp_path: Path,
+) -> AsyncIterator[tuple[str, asyncio.subprocess.Process]]:
+    """The example pipecat bot (from the pipecat venv) on a free port: (ws:// URL, process)."""
     python = require_pipecat_venv()
     port = free_port()
     args = [str(python), str(PIPECAT_BOT), "--port", str(port)]
-    async with subprocess_until_ready(args, "READY", tmp_path / "pipecat_bot.log"):
-        yield f"ws://127.0.0.1:{port}"
+    async with subprocess_until_ready(args, "READY", tmp_path / "pipecat_bot.log") as proc:
+        yield f"ws://127.0.0.1:{port}", proc
+
+
+@pytest.fixture
+def pipecat_bot(pipecat_bot_process: tuple[str, asyncio.subprocess.Process]) -> str:
+    return pipecat_bot_process[0]

@@ -130,6 +130,8 @@ async def test_killed_crashed_and_broken_directories(results: Path, db_path: Pat
         # A crashed directory with no successor stays unfinished: a resume re-runs it.
         states = {d.scenario_name: d.state for d in classify_resume(r, RUN_ID)}
         assert states[fx.CRASHED] is ResumeState.IN_FLIGHT
+        assert by_name[fx.CRASHED].attempts[0].status == "unfinished"
+        assert [a.status for a in by_name[fx.RETAIL].attempts] == ["superseded", "ended"]
         assert states[fx.PIZZA] is ResumeState.COMPLETED
     broken = by_name[fx.BROKEN]
     problems = " | ".join(broken.problems + broken.attempts[0].problems)

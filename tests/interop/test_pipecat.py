@@ -171,3 +171,27 @@ async def test_dialling_nothing_fails_clearly() -> None:
         await dial(ConnectorConfig("pipecat", url, {"bogus": 1}), Side.AGENT)
     with pytest.raises(ConnectorError, match="ws://"):
         await dial(ConnectorConfig("pipecat", "http://x", {}), Side.AGENT)
+
+
+async def test_bot_that_dies_mid_call_ends_the_stream(
+    pipecat_bot_process: tuple[str, asyncio.subprocess.Process],
+) -> None:
+    url, proc = pipecat_bot_process
+    endpoint = await dial(ConnectorConfig("pipecat", url, {}), Side.USER)
+    got: list[object] = []
+
+    async def read() -> None:
+        async for item in endpoint.receive():
+            got.append(item)
+
+    async with asyncio.timeout(20), asyncio.TaskGroup() as tg:
+        reader = tg.create_task(read())
+        start = SessionStartInfo(
+            "r", "s", "sc", 1, Side.USER, "d", "p", {}, {}, [], {}, 10_000, False, 16000
+        )
+        await endpoint.send(start)
+        proc.kill()
+        await reader  # the bot's socket closed: receive() returns, no exception
+    await endpoint.close()
+    assert await proc.wait() != 0
+    assert not any(getattr(item, "done", False) for item in got)  # no final state was invented

@@ -168,3 +168,21 @@ async def test_stalled_session_fails_composites(db_path: Path, recorded_run: Run
     assert db_case.stalled  # 2 agent turns < 3
     assert result.scoring.summary["stalled"] == ["db_case"]
     assert result.scoring.summary["signals"]["DB_STATE_MATCH"]["failed"] == 0
+
+
+async def test_a_crashing_scorer_loses_nothing_else(
+    db_path: Path, recorded_run: RunInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scorer_service.scorers.action_match import ActionMatchScorer
+
+    async def broken(self: ActionMatchScorer, ctx: object) -> list[object]:
+        raise RuntimeError("bug in a scorer")
+
+    monkeypatch.setattr(ActionMatchScorer, "score", broken)
+    result = await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO))
+    assert result.scoring.status == "complete"
+    for outcome in result.sessions:
+        crashed = outcome.get("scorer.action_match")
+        assert crashed is not None and crashed.verdict is Verdict.UNSCORED
+        assert "bug in a scorer" in crashed.error
+        assert outcome.get(signals.CLEAN_EXIT) is not None

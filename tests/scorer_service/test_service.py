@@ -13,10 +13,13 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from recordings.reader import RecordingReader
 from scorer_service import report
+from scorer_service.config import ScoringConfig
 from scorer_service.server import SERVICE_NAME, start_scorer
+from scorer_service.wire_client import remote_rescore
 from tests.factories import RunInfo
+from tests.tls import self_signed
 from vae.scorer.v1 import scorer_pb2, scorer_pb2_grpc
-from vae.serving import RunningServer, client_channel
+from vae.serving import RunningServer, TlsFiles, client_channel
 
 NO_AUDIO = ["action_match", "db_state_match", "clean_exit"]
 
@@ -190,5 +193,31 @@ async def test_bearer_token(db_path: Path, recorded_run: RunInfo) -> None:
         async with client_channel(address, token="s3cret") as channel:
             reply = await scorer_pb2_grpc.ScorerServiceStub(channel).ListScorings(request)
             assert list(reply.scorings) == []
+        # the streaming RPC too (the token travels as call metadata; see scorer_service.wire_client)
+        rescore_request = scorer_pb2.RescoreRequest(
+            run="2024", config=scorer_pb2.ScoringConfig(scorers=NO_AUDIO)
+        )
+        async with client_channel(address) as channel:
+            stub = scorer_pb2_grpc.ScorerServiceStub(channel)
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                [m async for m in stub.Rescore(rescore_request)]
+            assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            auth = (("authorization", "Bearer s3cret"),)
+            messages = [m async for m in stub.Rescore(rescore_request, metadata=auth)]
+            assert messages[-1].scoring.status == "complete"
+    finally:
+        await running.stop(grace=0.5)
+
+
+async def test_tls_with_token(db_path: Path, recorded_run: RunInfo, tmp_path: Path) -> None:
+    cert, key = self_signed(tmp_path)
+    running = await start_scorer(db_path, "127.0.0.1:0", tls=TlsFiles(cert, key), token="t")
+    try:
+        scoring, outcomes = await remote_rescore(
+            f"127.0.0.1:{running.port}", "2024", ScoringConfig(scorers=NO_AUDIO),
+            token="t", tls_ca=cert,
+        )  # fmt: skip
+        assert scoring.status == "complete" and len(outcomes) == 3
+        assert all(s.scoring_id == scoring.scoring_id for o in outcomes for s in o.scores)
     finally:
         await running.stop(grace=0.5)

@@ -25,18 +25,23 @@ async def _check(channel: grpc.aio.Channel) -> int:
     return int(reply.status)
 
 
+async def _list_services(channel: grpc.aio.Channel) -> set[str]:
+    stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+    call = stub.ServerReflectionInfo(
+        iter([reflection_pb2.ServerReflectionRequest(list_services="")])
+    )
+    names: set[str] = set()
+    async for reply in call:
+        names = {s.name for s in reply.list_services_response.service}
+    return names
+
+
 async def test_health_and_reflection() -> None:
     running = await start_server("127.0.0.1:0", _register, [SERVICE])
     try:
         async with client_channel(f"127.0.0.1:{running.port}") as channel:
             assert await _check(channel) == health_pb2.HealthCheckResponse.SERVING
-            stub = reflection_pb2_grpc.ServerReflectionStub(channel)
-            call = stub.ServerReflectionInfo(
-                iter([reflection_pb2.ServerReflectionRequest(list_services="")])
-            )
-            names = set()
-            async for reply in call:
-                names = {s.name for s in reply.list_services_response.service}
+            names = await _list_services(channel)
             assert {SERVICE, "grpc.health.v1.Health"} <= names
     finally:
         await running.stop(0)
@@ -53,6 +58,12 @@ async def test_token_is_required_when_set() -> None:
                 assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
         async with client_channel(address, token="s3cret") as channel:
             assert await _check(channel) == health_pb2.HealthCheckResponse.SERVING
+            # streaming calls carry the token too (reflection is stream-stream)
+            assert SERVICE in await _list_services(channel)
+        async with client_channel(address) as channel:
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await _list_services(channel)
+            assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
     finally:
         await running.stop(0)
 

@@ -1,0 +1,66 @@
+"""``vae bot``: usage errors, and a real subprocess bot playing a session."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from bots.llm import END_TOOLS, tool_specs
+from bridge_service.server import BridgeServer
+from cli.main import vae
+from recordings.reader import RecordingReader
+from tests.bots.conftest import run_with_bots
+
+
+def test_llm_options_go_together() -> None:
+    result = CliRunner().invoke(vae, ["bot", "agent", "--llm-base-url", "http://127.0.0.1:9/v1"])
+    assert result.exit_code == 2
+    assert "--llm-base-url and --llm-model go together" in result.output
+    assert CliRunner().invoke(vae, ["bot", "caller"]).exit_code == 2
+
+
+def test_llm_tools_are_built_from_tools_json_plus_the_end_tool() -> None:
+    specs = tool_specs({"book": {"name": "guest name"}}, "user")
+    names = [s["function"]["name"] for s in specs]
+    assert names == ["book", END_TOOLS["user"]]
+    params = specs[0]["function"]["parameters"]
+    assert params["properties"]["name"] == {"type": "string", "description": "guest name"}
+    assert params["required"] == ["name"]
+
+
+async def test_vae_bot_subprocess_plays_a_session(bridge: BridgeServer, tmp_path: Path) -> None:
+    """The CLI bot (a separate process) is the user; an in-process bot is the agent."""
+    scenario = {
+        "name": "cli_bot",
+        "max_duration": 30,
+        "user": {"script": [{"say": "Hello.", "end": True}]},
+        "agent": {"script": ["Hi there."]},
+        "success_signals": ["CLEAN_EXIT"],
+    }
+    env = dict(os.environ, VAE_BOT_TTS="buzz")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "cli.main", "bot", "user", "--bridge", bridge.address,
+        "--sessions", "1", "--log-level", "warning",
+        cwd=Path(__file__).resolve().parents[2], env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        # The in-process helper brings only an agent that joins this run; the
+        # subprocess is the only user.
+        run_id = await run_with_bots(bridge, [scenario], roles=("agent",))
+        async with asyncio.timeout(15):
+            _out, err = await proc.communicate()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 0, err.decode()
+    assert b"1 sessions played" in err
+    with RecordingReader(bridge.db_path) as reader:
+        (session,) = reader.latest_attempts(run_id).values()
+    assert session.stop_reason == "user_hang_up"
+    assert session.user_bot.get("name") == "vae-scripted-user"
