@@ -30,7 +30,7 @@ from bots.scripted import play_script
 from bots.speech import default_synthesiser
 from bridge_service.config import BridgeSettings
 from bridge_service.server import BridgeServer
-from cli.common import json_option, log_level_option, print_json, setup_logging
+from cli.common import json_option, print_json, setup_logging
 from recordings.reader import RecordingReader
 from scorer_service.report import render_html, report_data
 from scorer_service.server import start_scorer
@@ -254,7 +254,14 @@ def print_summary(result: DemoResult, db_path: Path) -> None:
     help="Bot voice: eSpeak NG when installed (auto), or a synthetic buzz.",
 )
 @json_option
-@log_level_option
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
+    default="warning",
+    show_default=True,
+    envvar="VAE_LOG_LEVEL",
+    help="Logging verbosity (env VAE_LOG_LEVEL); quiet by default so the summary reads well.",
+)
 def demo_command(
     db_path: Path,
     suite: Path,
@@ -269,7 +276,7 @@ def demo_command(
     Offline and CPU-only. Prints each scenario's result with the reasons of
     its failing signals, the success rates, the database and the report path.
     """
-    setup_logging("warning" if log_level == "info" else log_level)
+    setup_logging(log_level)
     try:
         result = asyncio.run(
             run_demo(

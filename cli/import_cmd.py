@@ -19,7 +19,7 @@ import click
 
 from cli.common import db_option, json_option, log_level_option, print_json, setup_logging
 from recordings.errors import StoreError
-from recordings.importers import ImportReport, ImportSourceError, import_nemo
+from recordings.importers import ImportReport, RunIdTakenError, import_nemo
 from recordings.importers.nemo_layout import scan
 
 
@@ -61,12 +61,9 @@ def import_nemo_cmd(
             report = asyncio.run(
                 import_nemo(db_path, directory, run_id=run_id, on_scenario=lambda _: bar.update(1))
             )
-    except ImportSourceError as exc:
-        if "already exists" in str(exc):
-            raise click.UsageError(str(exc)) from exc
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
-    except StoreError as exc:
+    except RunIdTakenError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except StoreError as exc:  # ImportSourceError included: nothing importable there
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
     if as_json:

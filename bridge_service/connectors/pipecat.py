@@ -44,7 +44,6 @@ from bridge_service.connectors.base import (
     ConnectorConfig,
     ConnectorError,
     FinalStatePart,
-    JsonPiece,
     PeerAudio,
     SessionEndingOut,
     SessionStartInfo,
@@ -60,7 +59,14 @@ from bridge_service.connectors.pipecat_frames import (
     decode,
     encode,
 )
-from bridge_service.connectors.pipecat_messages import Requests, bot_info, rtvi, start_messages
+from bridge_service.connectors.pipecat_messages import (
+    Requests,
+    bot_info,
+    json_piece,
+    rtvi,
+    rtvi_of,
+    start_messages,
+)
 from bridge_service.connectors.pipecat_options import PipecatOptions, parse_options
 from bridge_service.connectors.pipecat_rtvi import RtviTranslator, as_dict
 from recordings.models import EventKind, Side
@@ -109,7 +115,7 @@ class PipecatEndpoint:
                 continue
             except ConnectionClosed as exc:
                 raise ConnectorError(f"pipecat bot at {self.url} closed during handshake") from exc
-            msg = _rtvi_of(data)
+            msg = rtvi_of(data)
             if msg is not None and msg.get("type") == "bot-ready":
                 self.bot = bot_info(msg, self.url)
                 return
@@ -128,9 +134,15 @@ class PipecatEndpoint:
                     yield self._final_part()
                 if recv is None:
                     recv = asyncio.ensure_future(self._ws.recv())
+                # Wait for the bot or for send(SessionEndingOut): the final state may be
+                # due with nothing left to receive (no requests configured).
                 wake = asyncio.ensure_future(self._wake.wait())
-                await asyncio.wait({recv, wake}, return_when=asyncio.FIRST_COMPLETED)
-                wake.cancel()
+                try:
+                    await asyncio.wait({recv, wake}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    wake.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await wake
                 self._wake.clear()
                 if not recv.done():
                     continue
@@ -218,7 +230,7 @@ class PipecatEndpoint:
         context = self._final.get("context")
         if isinstance(context, dict) and "messages" in context:
             context = context["messages"]
-        return FinalStatePart(_piece(state), _piece(context), done=True)
+        return FinalStatePart(json_piece(state), json_piece(context), done=True)
 
     def _malformed(self, problem: str, raw: str) -> BotEvent:
         payload = {"problem": problem, "raw": raw[:200]}
@@ -256,23 +268,6 @@ class PipecatEndpoint:
     async def close(self, error: BotProtocolError | None = None) -> None:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._ws.close(1000 if error is None else 1008, "vae"), 5.0)
-
-
-def _rtvi_of(data: bytes | str) -> dict[str, Any] | None:
-    if isinstance(data, str):
-        return None
-    try:
-        frame = decode(data)
-        msg = json.loads(frame.data) if isinstance(frame, MessageFrame) else None
-    except (FrameDecodeError, json.JSONDecodeError):
-        return None
-    return msg if isinstance(msg, dict) else None
-
-
-def _piece(value: Any) -> JsonPiece | None:
-    if value is None:
-        return None
-    return JsonPiece(0, json.dumps(value, default=str).encode(), True)
 
 
 async def dial(config: ConnectorConfig, role: Side) -> PipecatEndpoint:

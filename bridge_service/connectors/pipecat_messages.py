@@ -11,7 +11,8 @@ import itertools
 import json
 from typing import Any
 
-from bridge_service.connectors.base import BotInfo, SessionStartInfo
+from bridge_service.connectors.base import BotInfo, JsonPiece, SessionStartInfo
+from bridge_service.connectors.pipecat_frames import FrameDecodeError, MessageFrame, decode
 from bridge_service.connectors.pipecat_options import PipecatOptions
 from bridge_service.connectors.pipecat_rtvi import as_dict
 
@@ -90,3 +91,21 @@ def bot_info(ready: dict[str, Any], url: str) -> BotInfo:
         str(about.get("library_version") or version),
         {"connector": "pipecat", "url": url, "rtvi_version": version},
     )
+
+
+def rtvi_of(data: bytes | str) -> dict[str, Any] | None:
+    """The RTVI message a received frame carries, if it is one."""
+    if isinstance(data, str):
+        return None
+    try:
+        frame = decode(data)
+        msg = json.loads(frame.data) if isinstance(frame, MessageFrame) else None
+    except (FrameDecodeError, json.JSONDecodeError):
+        return None
+    return msg if isinstance(msg, dict) else None
+
+
+def json_piece(value: Any) -> JsonPiece | None:
+    if value is None:
+        return None
+    return JsonPiece(0, json.dumps(value, default=str).encode(), True)

@@ -4,7 +4,15 @@ Importers use only the standard library, numpy and the store's own writer
 (DESIGN.md §1): no protobuf, no service code.
 """
 
-from recordings.importers.nemo import ImportSourceError, import_nemo, import_nemo_sync
+from recordings.importers.nemo import import_nemo, import_nemo_sync
+from recordings.importers.nemo_layout import ImportSourceError, RunIdTakenError
 from recordings.importers.nemo_report import ImportReport, ScenarioReport
 
-__all__ = ["ImportReport", "ImportSourceError", "ScenarioReport", "import_nemo", "import_nemo_sync"]
+__all__ = [
+    "ImportReport",
+    "ImportSourceError",
+    "RunIdTakenError",
+    "ScenarioReport",
+    "import_nemo",
+    "import_nemo_sync",
+]

@@ -22,18 +22,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recordings.errors import StoreError
 from recordings.importers.nemo_files import parse_time_ns, read_json, read_text
-from recordings.importers.nemo_layout import ScenarioDirs, run_id_from_dir, scan
+from recordings.importers.nemo_layout import (
+    ImportSourceError,
+    ScenarioDirs,
+    choose_run_id,
+    run_id_from_dir,
+    scan,
+    session_id_for,
+)
 from recordings.importers.nemo_report import AttemptReport, ImportReport, ScenarioReport
 from recordings.importers.nemo_scenario import load_scenario
-from recordings.importers.nemo_scores import original_scores
+from recordings.importers.nemo_scores import original_scores, summary_of
 from recordings.importers.nemo_session import AttemptData, dumps, read_attempt
 from recordings.models import (
     ArtifactRecord,
     RunRecord,
     RunScenario,
     RunStatus,
+    ScoreRecord,
     ScoringRecord,
     SessionRecord,
     SessionStatus,
@@ -51,10 +58,6 @@ RUN_FILES = (
 )
 
 
-class ImportSourceError(StoreError):
-    """The directory cannot be imported at all (not a results directory, run id taken)."""
-
-
 async def import_nemo(
     db_path: str | Path,
     results_dir: str | Path,
@@ -66,7 +69,7 @@ async def import_nemo(
     src = await asyncio.to_thread(_survey, Path(results_dir))
     async with open_writer(db_path) as writer:
         existing = await asyncio.to_thread(_run_ids, Path(db_path))
-        rid = _choose_run_id(run_id, run_id_from_dir(src.root), existing)
+        rid = choose_run_id(run_id, run_id_from_dir(src.root), existing)
         report = ImportReport(run_id=rid, source_dir=str(src.root), problems=list(src.problems))
         created = _created_ns(src.run_args)
         status = RunStatus.COMPLETED if src.complete else RunStatus.FAILED
@@ -94,7 +97,10 @@ async def import_nemo(
         if state.scoring_created:
             report.scoring_id = state.scoring_id
             await writer.finish_scoring(
-                state.scoring_id, status="completed", summary={"source": SOURCE}, finished_ns=last
+                state.scoring_id,
+                status="complete",
+                summary=summary_of(state.scores),
+                finished_ns=last,
             )
         await writer.flush()
     return report
@@ -143,6 +149,7 @@ class _RunState:
     scoring_id: str
     scoring_created: bool = False
     ends: list[int] = field(default_factory=list)
+    scores: list[ScoreRecord] = field(default_factory=list)
 
 
 async def _import_scenario(
@@ -159,7 +166,7 @@ async def _import_scenario(
     for name, raw in scenario.raw.items():
         await writer.add_artifact(ArtifactRecord(run_id, f"{dirs.name}/{name}", raw))
     for number, attempt_dir in enumerate(dirs.attempts, start=1):
-        session_id = f"{run_id}/{dirs.name}/{number}"
+        session_id = session_id_for(run_id, dirs.name, number)
         data = await asyncio.to_thread(read_attempt, attempt_dir.path, session_id, state.created_ns)
         later = number < len(dirs.attempts)
         status = await _write_attempt(
@@ -178,6 +185,7 @@ async def _import_scenario(
                 )
                 state.scoring_created = True
             await writer.add_scores(scores)
+            state.scores.extend(scores)
     return report
 
 
@@ -251,19 +259,6 @@ def _config_dir(dirs: ScenarioDirs) -> Path | None:
 def _run_ids(db_path: Path) -> list[str]:
     with RecordingReader(db_path) as reader:
         return reader.run_ids()
-
-
-def _choose_run_id(requested: str | None, derived: str, existing: list[str]) -> str:
-    if requested:
-        if requested in existing:
-            raise ImportSourceError(f"run id {requested!r} already exists in this database")
-        return requested
-    if derived not in existing:
-        return derived
-    n = 2
-    while f"{derived}-{n}" in existing:
-        n += 1
-    return f"{derived}-{n}"
 
 
 def _invocations(run_args: Any) -> list[dict[str, Any]]:

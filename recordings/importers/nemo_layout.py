@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from recordings.errors import StoreError
+
 #: Files whose presence marks a directory as a scenario directory.
 SCENARIO_MARKERS = (
     "metrics.json",
@@ -82,3 +84,30 @@ def run_id_from_dir(results_dir: Path) -> str:
         else:
             return when.strftime("%Y-%m-%dT%H-%M-%S")
     return results_dir.name or "imported"
+
+
+class ImportSourceError(StoreError):
+    """The directory cannot be imported at all (not a results directory, run id taken)."""
+
+
+class RunIdTakenError(ImportSourceError):
+    """The requested run id names a run the database already has."""
+
+
+def choose_run_id(requested: str | None, derived: str, existing: list[str]) -> str:
+    if requested:
+        if requested in existing:
+            raise RunIdTakenError(f"run id {requested!r} already exists in this database")
+        return requested
+    if derived not in existing:
+        return derived
+    n = 2
+    while f"{derived}-{n}" in existing:
+        n += 1
+    return f"{derived}-{n}"
+
+
+def session_id_for(run_id: str, scenario_name: str, attempt: int) -> str:
+    """The bridge's spelling (``<run>_<scenario slug>_a<attempt>``): safe in file names."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", scenario_name).strip("-") or "scenario"
+    return f"{run_id}_{slug}_a{attempt}"

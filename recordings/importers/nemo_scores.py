@@ -58,3 +58,37 @@ def original_scores(scoring_id: str, session_id: str, metrics: dict[str, Any]) -
                 detail[extra] = metrics[extra]
         out.append(ScoreRecord(scoring_id, session_id, signal, verdict, value, detail))
     return out
+
+
+def summary_of(scores: list[ScoreRecord]) -> dict[str, Any]:
+    """Counts and rates per composite and signal, in the scorer's summary shape.
+
+    Rates are passed / (passed + failed); not-applicable verdicts are counted
+    beside the rate, never in it. Only what the framework recorded is
+    summarised: latency, tokens and per-domain blocks stay empty.
+    """
+
+    def counts(signal: str) -> dict[str, Any]:
+        found = [s.verdict for s in scores if s.signal == signal]
+        c: dict[str, Any] = {v.value: sum(1 for x in found if x is v) for v in Verdict}
+        decided = c["passed"] + c["failed"]
+        c["rate"] = c["passed"] / decided if decided else None
+        return c
+
+    judge = [s.value for s in scores if s.signal == "JUDGE_PASSED" and s.value is not None]
+    summary: dict[str, Any] = {
+        "source": "import:nemo",
+        "sessions": len({s.session_id for s in scores}),
+        "is_successful": counts("is_successful"),
+        "is_task_successful": counts("is_task_successful"),
+        "signals": {name: counts(name) for name, _ in _SIGNALS.values() if name.isupper()},
+        "judge_mean": sum(judge) / len(judge) if judge else None,
+        "stalled": [],
+        "latency": {},
+        "tokens": {},
+        "pass_hat_k": {},
+        "domains": {},
+    }
+    summary["success_rate"] = summary["is_successful"]["rate"]
+    summary["task_success_rate"] = summary["is_task_successful"]["rate"]
+    return summary

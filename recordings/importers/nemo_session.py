@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from recordings.audio import SegmentBuilder
+from recordings.importers.nemo_events import action_payloads, usage_payloads
 from recordings.importers.nemo_files import (
     ConversationLog,
     WavData,
@@ -225,68 +226,17 @@ def _actions(data: AttemptData, path: Path, session_id: str) -> None:
         data.problems.append(problem)
     if value is None:
         return
-    if isinstance(value, dict):
-        value = [value]
-    if not isinstance(value, list):
-        data.problems.append("final_agent_response.json: neither a list nor an object")
-        return
-    actions: list[Any] = []
-    for item in value:
-        if isinstance(item, dict) and isinstance(item.get("actions"), list):
-            actions.extend(item["actions"])  # the pulled shape [{"actions": [...]}]
-        else:
-            actions.append(item)  # a plain list of order/response dicts (pushed)
     at_s = max(0.0, ((data.ended_ns or data.started_ns) - data.started_ns) / 1e9)
-    for index, action in enumerate(actions):
-        if not isinstance(action, dict):
-            action = {"value": action}
-        side = str(action.get("side") or "agent")
-        if side not in ("agent", "user"):
-            side = "agent"
-        body = {k: v for k, v in action.items() if k != "side"}
-        name = str(body.get("type") or body.get("tool") or body.get("name") or "final_response")
-        args = body.get("args", body.get("arguments"))
-        payload = {
-            "call_id": f"imported-{index}",
-            "name": name,
-            "arguments": args if isinstance(args, dict) else body,
-            "result": body.get("result"),
-            "error": "",
-            "side": side,
-            "is_write": True,
-            "action": body,
-            "source": "final_agent_response.json",
-        }
-        _event(data, session_id, side, EventKind.TOOL_CALL, at_s, payload)
+    try:
+        for side, payload in action_payloads(value):
+            _event(data, session_id, side, EventKind.TOOL_CALL, at_s, payload)
+    except ValueError as exc:
+        data.problems.append(f"final_agent_response.json: {exc}")
 
 
 def _tokens_and_latency(data: AttemptData, metrics: dict[str, Any] | None, session_id: str) -> None:
-    usage = (metrics or {}).get("token_usage")
-    if isinstance(usage, dict):
-        for side in ("agent", "user"):
-            totals = usage.get(side)
-            if not isinstance(totals, dict):
-                continue
-            calls, prompt, completion = (
-                _int(totals.get(k)) for k in ("n_calls", "prompt", "completion")
-            )
-            for i in range(calls):
-                payload = {
-                    "model": "",
-                    "prompt_tokens": prompt // calls + (i < prompt % calls),
-                    "completion_tokens": completion // calls + (i < completion % calls),
-                    "imported_from_totals": True,
-                }
-                _event(data, session_id, side, EventKind.TOKEN_USAGE, 0.0, payload)
-    for item in (metrics or {}).get("latencies") or []:
-        if isinstance(item, dict) and isinstance(item.get("latency_ms"), int | float):
-            payload = {
-                "name": "nemo_response_latency",
-                "value": float(item["latency_ms"]) / 1e3,
-                "unit": "s",
-                "component": "imported",
-            }
-            _event(data, session_id, "agent", EventKind.METRIC, 0.0, payload)
+    for side, kind, payload in usage_payloads(metrics or {}):
+        _event(data, session_id, side, kind, 0.0, payload)
 
 
 def _final_states(data: AttemptData, path: Path, session_id: str) -> None:
@@ -307,10 +257,6 @@ def _final_states(data: AttemptData, path: Path, session_id: str) -> None:
         data.final_states.append(
             FinalStateRecord(session_id, Side(side), received, None, digest, context)
         )
-
-
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
 
 
 def dumps(value: Any) -> str:

@@ -4,8 +4,12 @@ Both states are canonicalised the same way (``recordings.canonical``: sorted
 keys, normalised floats and nulls, volatile keys dropped, the scenario's
 declared order-independent lists sorted) and hashed. Unlike the established
 tool, the user side is compared too whenever ``expected_user_db`` is given.
-The bot's own reported hash is never trusted: the hash is recomputed from the
-recorded state, so a new expected DB can be checked against last week's run.
+The hash is recomputed from the recorded state whenever the state was
+recorded, so a new expected DB can be checked against last week's run. Only
+when no state exists but a hash does (runs imported from the established
+framework, which never wrote the final DB) are hashes compared directly: the
+recorded hash against the expected DB's hash, or against the expected hash
+the import kept in the side's extras (``expected_db_hash``).
 A mismatch stores a readable diff (path, expected, actual) so it explains itself.
 """
 
@@ -14,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from recordings.canonical import normalise, state_hash
-from recordings.models import Verdict
+from recordings.models import Side, Verdict
 from scorer_service import signals
 from scorer_service.context import ScoringContext
 from scorer_service.scorers.base import SignalScore, passed_or_failed
@@ -42,8 +46,26 @@ def diff(expected: Any, actual: Any, path: str = "") -> list[dict[str, Any]]:
     return [{"path": path or "<root>", "expected": expected, "actual": actual}]
 
 
-def compare_state(expected: Any, actual: Any, order_independent: list[str]) -> dict[str, Any]:
+def compare_hashes(expected_hash: str, recorded_hash: str) -> dict[str, Any]:
+    """A verdict from hashes alone: no state to diff, so the detail says so."""
+    return {
+        "expected_hash": expected_hash,
+        "actual_hash": recorded_hash,
+        "match": expected_hash == recorded_hash,
+        "diff": [],
+        "reason": "compared by hash only: the final state itself was not recorded",
+    }
+
+
+def compare_state(
+    expected: Any,
+    actual: Any,
+    order_independent: list[str],
+    recorded_hash: str | None = None,
+) -> dict[str, Any]:
     exp_hash = state_hash(expected, order_independent=order_independent)
+    if actual is None and recorded_hash:
+        return compare_hashes(exp_hash, recorded_hash)
     if actual is None:
         return {
             "expected_hash": exp_hash,
@@ -76,11 +98,18 @@ class DbStateMatchScorer:
     async def score(self, ctx: ScoringContext) -> list[SignalScore]:
         sc = ctx.scenario
         expected = {"agent": sc.expected_scenario_db, "user": sc.expected_user_db}
-        sides = {
-            side: compare_state(exp, ctx.state(side), sc.order_independent_lists)
-            for side, exp in expected.items()
-            if exp is not None
-        }
+        sides: dict[str, dict[str, Any]] = {}
+        for side, exp in expected.items():
+            record = ctx.final_states.get(Side(side))
+            recorded_hash = record.state_hash if record is not None else None
+            if exp is not None:
+                sides[side] = compare_state(
+                    exp, ctx.state(side), sc.order_independent_lists, recorded_hash
+                )
+                continue
+            expected_hash = sc.side(side).extras.get("expected_db_hash")
+            if isinstance(expected_hash, str) and expected_hash and ctx.state(side) is None:
+                sides[side] = compare_hashes(expected_hash, recorded_hash or "")
         if not sides:
             detail: dict[str, Any] = {"reason": "no expected DB"}
             return [SignalScore(signals.DB_STATE_MATCH, Verdict.NOT_APPLICABLE, None, detail)]

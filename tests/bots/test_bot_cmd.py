@@ -15,6 +15,8 @@ from cli.main import vae
 from recordings.reader import RecordingReader
 from tests.bots.conftest import run_with_bots
 
+ROOT = Path(__file__).resolve().parents[2]
+
 
 def test_llm_options_go_together() -> None:
     result = CliRunner().invoke(vae, ["bot", "agent", "--llm-base-url", "http://127.0.0.1:9/v1"])
@@ -32,7 +34,7 @@ def test_llm_tools_are_built_from_tools_json_plus_the_end_tool() -> None:
     assert params["required"] == ["name"]
 
 
-async def test_vae_bot_subprocess_plays_a_session(bridge: BridgeServer, tmp_path: Path) -> None:
+async def test_vae_bot_subprocess_plays_a_session(bridge: BridgeServer) -> None:
     """The CLI bot (a separate process) is the user; an in-process bot is the agent."""
     scenario = {
         "name": "cli_bot",
@@ -45,7 +47,7 @@ async def test_vae_bot_subprocess_plays_a_session(bridge: BridgeServer, tmp_path
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "cli.main", "bot", "user", "--bridge", bridge.address,
         "--sessions", "1", "--log-level", "warning",
-        cwd=Path(__file__).resolve().parents[2], env=env,
+        cwd=ROOT, env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     try:

@@ -36,7 +36,7 @@ async def end_tool(bot: TestBot) -> None:
 
 
 async def talk_forever(bot: TestBot) -> None:
-    while True:
+    while not bot.ending.is_set():
         await bot.speak(tone(1.0, bot.send_rate))
 
 

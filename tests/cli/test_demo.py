@@ -86,7 +86,13 @@ def test_demo_runs_scores_and_reports_a_mixed_scorecard(tmp_path: Path) -> None:
     assert summary["success_rate"] == 3 / 8  # type: ignore[index]
 
     # Running it again keeps both runs (and both scorings).
-    again = run_demo(db, suite(tmp_path, ["restaurant_hang_up"]))
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    (tiny / "hello.yaml").write_text(
+        "name: hello\nmax_duration: 20\nsuccess_signals: [CLEAN_EXIT]\n"
+        "user: {script: [Hello.]}\nagent: {script: [Hi., {say: Bye., end: true}]}\n"
+    )
+    again = run_demo(db, tiny)
     assert again["run_id"] != doc["run_id"]
     with RecordingReader(db) as reader:
         assert {r.run_id for r in reader.list_runs()} == {doc["run_id"], again["run_id"]}

@@ -17,8 +17,13 @@ import pytest
 
 from bots.runner import BotConfig, run_bots
 from bots.scripted import play_script
-from bridge_service.connectors.base import ConnectorConfig, SessionEndingOut, SessionStartInfo
-from bridge_service.connectors.pipecat import dial
+from bridge_service.connectors.base import (
+    ConnectorConfig,
+    FinalStatePart,
+    SessionEndingOut,
+    SessionStartInfo,
+)
+from bridge_service.connectors.pipecat import PipecatEndpoint, dial
 from bridge_service.server import BridgeServer
 from recordings.models import Channel, EventKind, SessionStatus, Side, Verdict
 from recordings.models import Side as RecSide
@@ -139,14 +144,14 @@ async def test_connector_against_the_bot_directly(pipecat_bot: str) -> None:
     )
     got: list[object] = []
 
-    async def read() -> None:
+    async def read(endpoint: PipecatEndpoint) -> None:
         async for item in endpoint.receive():
             got.append(item)
             if getattr(item, "done", False):
                 return
 
     async with asyncio.timeout(20), asyncio.TaskGroup() as tg:
-        reader = tg.create_task(read())
+        reader = tg.create_task(read(endpoint))
         assert await endpoint.send(start)
         assert await endpoint.send(SessionEndingOut("cancelled", "", 5000))
         await reader
@@ -158,6 +163,19 @@ async def test_connector_against_the_bot_directly(pipecat_bot: str) -> None:
     context = json.loads(final.context.data)  # type: ignore[attr-defined]
     assert state == {"vip": True}
     assert context == [{"role": "system", "content": "Be brief."}]
+
+    # The same bot serves the next session; with nothing to fetch the final state
+    # is empty but complete as soon as the session ends.
+    options = {"fetch_summary": False, "fetch_context": False}
+    second = await dial(ConnectorConfig("pipecat", pipecat_bot, options), Side.AGENT)
+    got.clear()
+    async with asyncio.timeout(20), asyncio.TaskGroup() as tg:
+        reader = tg.create_task(read(second))
+        assert await second.send(start)
+        assert await second.send(SessionEndingOut("cancelled", "", 5000))
+        await reader
+    await second.close()
+    assert got[-1] == FinalStatePart(None, None, done=True)
 
 
 async def test_dialling_nothing_fails_clearly() -> None:

@@ -215,3 +215,58 @@ def test_connector_options_are_validated() -> None:
     ):
         with pytest.raises(ConnectorError, match=needle):
             parse_options(bad)
+
+
+def test_start_messages_shapes() -> None:
+    from bridge_service.connectors.base import SessionStartInfo
+    from bridge_service.connectors.pipecat_messages import Requests, start_messages
+
+    start = SessionStartInfo(
+        "r",
+        "s",
+        "sc",
+        1,
+        Side.AGENT,
+        "shop",
+        "Be kind.",
+        {"book": {"n": "x"}},
+        {"db": 1},
+        [{"func_name": "f", "arguments": {}}],
+        {},
+        1000,
+        False,
+        16000,
+    )
+    requests = Requests()
+    prompt, init = start_messages(start, parse_options({}), requests)
+    assert prompt["type"] == "client-message" and prompt["label"] == "rtvi-ai"
+    assert prompt["data"] == {
+        "t": "update_system_prompt",
+        "d": {
+            "prompt": "Be kind.",
+            "tools": '{"book": {"n": "x"}}',
+            "add_suffix": False,
+            "tool_domain": "shop",
+        },
+    }
+    assert init["data"]["t"] == "apply_initialization"
+    assert init["data"]["d"]["shared_state_init"] == {"db": 1}
+    assert requests.pop({"id": prompt["id"]}) == "prompt" and requests.pop({"id": "x"}) is None
+    action, kickoff = start_messages(
+        start,
+        parse_options(
+            {"prompt_message": "action", "send_initialization": False, "kickoff_text": "Hello"}
+        ),
+        Requests(),
+    )
+    assert action["type"] == "action" and action["data"]["action"] == "update_system_prompt"
+    assert {"name": "prompt", "value": "Be kind."} in action["data"]["arguments"]
+    assert kickoff["type"] == "send-text" and kickoff["data"]["content"] == "Hello"
+    assert (
+        start_messages(
+            start,
+            parse_options({"prompt_message": "none", "send_initialization": False}),
+            Requests(),
+        )
+        == []
+    )

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from recordings.canonical import state_hash
 from recordings.models import FinalStateRecord, SessionRecord, SessionStatus, Side, Verdict
 from recordings.scenario import scenario_from_dict
 from scorer_service.context import ScoringContext
@@ -167,3 +168,30 @@ async def test_db_assertion_scorer_rate_and_missing_state() -> None:
     assert "no final state" in verdicts[2]["error"]
     [none] = await DbStateAssertionScorer().score(ctx(STATE))
     assert none.verdict is NA
+
+
+def _hash_only_ctx(recorded_hash: str, **scenario: Any) -> ScoringContext:
+    """A session whose final state is a hash only (as imported runs are)."""
+    sc = scenario_from_dict({"name": "s", **scenario})
+    session = SessionRecord("sid", "run", "s", 1, SessionStatus.ENDED, 0, 10**9, "end_tool")
+    states = {Side.AGENT: FinalStateRecord("sid", Side.AGENT, 1, None, recorded_hash)}
+    return ScoringContext(session, sc, sc.domain, False, 0, "tool-only", final_states=states)
+
+
+@pytest.mark.parametrize(
+    ("recorded", "fields", "expected"),
+    [
+        (state_hash({"a": 1}), {"expected_scenario_db": {"a": 1}}, P),
+        (state_hash({"a": 2}), {"expected_scenario_db": {"a": 1}}, F),
+        ("abc", {"agent": {"extras": {"expected_db_hash": "abc"}}}, P),
+        ("abd", {"agent": {"extras": {"expected_db_hash": "abc"}}}, F),
+        ("abc", {}, NA),
+    ],
+)
+async def test_db_state_match_by_hash_when_no_state(
+    recorded: str, fields: dict[str, Any], expected: Verdict
+) -> None:
+    [score] = await DbStateMatchScorer().score(_hash_only_ctx(recorded, **fields))
+    assert score.verdict is expected
+    if expected is not NA:
+        assert "hash only" in score.detail["sides"]["agent"]["reason"]
