@@ -94,7 +94,6 @@ class Conversation:
         #: Peer onset count when our latest utterance started: the next reply
         #: waits for a peer turn that began after it.
         self.turn_mark = 0
-        self.turns_spoken = 0
 
     # ------------------------------------------------------------ reporting
     async def emit(self, **event: Any) -> None:
@@ -157,7 +156,6 @@ class Conversation:
         if yield_after_s is not None:
             await self._watch_for_barge_in(utt, starts_before, yield_after_s)
         await utt.done.wait()
-        self.turns_spoken += 1
         words = text.split()
         spoken = " ".join(words[: max(1, round(len(words) * utt.fraction))])
         said = text if not utt.truncated else spoken
@@ -166,7 +164,7 @@ class Conversation:
                 kind=common_pb2.TRANSCRIPT_KIND_SPOKEN,
                 text=said,
                 is_final=True,
-                start_unix_nanos=0,
+                start_unix_nanos=utt.start_ns,
                 end_unix_nanos=time.time_ns(),
                 start_sample_offset=utt.start_offset,
                 end_sample_offset=utt.end_offset,

@@ -25,6 +25,8 @@ class Utterance:
     pos: int = 0
     start_offset: int = -1
     end_offset: int = -1
+    #: Wall time of the first sample sent, unix nanos.
+    start_ns: int = 0
     done: asyncio.Event = field(default_factory=asyncio.Event)
     started: asyncio.Event = field(default_factory=asyncio.Event)
     truncated: bool = False
@@ -99,6 +101,7 @@ class Voice:
             return silence
         if utt.pos == 0:
             utt.start_offset = self.samples_sent
+            utt.start_ns = time.time_ns()
             utt.started.set()
             await self._boundary("started", utt.start_offset)
         piece = utt.samples[utt.pos : utt.pos + self.chunk]

@@ -223,7 +223,7 @@ class SessionIO:
             )
 
     async def _fail(self, side: Side, exc: BotProtocolError) -> None:
-        await self.record(side, EventKind.SESSION_ERROR, {"field": exc.field, "error": exc.problem})
+        await self.record(side, EventKind.SESSION_ERROR, {"field": exc.field, "error": str(exc)})
         self._gone.add(side)
         self._closed.add(side)
         self.final_done[side].set()
@@ -243,11 +243,10 @@ class SessionIO:
         now = time.time_ns()
         expected = self._next_seq[side]
         if chunk.sequence != expected:
-            detail = {"expected": expected, "got": chunk.sequence}
+            message = f"expected sequence {expected}, got {chunk.sequence}"
+            detail = {"expected": expected, "got": chunk.sequence, "message": message}
             await self.record(side, EventKind.SEQUENCE_GAP, detail)
-            await self._notice(
-                side, "sequence_gap", f"expected sequence {expected}, got {chunk.sequence}"
-            )
+            await self._notice(side, "sequence_gap", message)
         self._next_seq[side] = chunk.sequence + 1
         channel = Channel.USER if side is Side.USER else Channel.AGENT
         await self.recorder.audio(channel, chunk.pcm, chunk.sample_offset, chunk.sequence, now)

@@ -288,8 +288,16 @@ def demo_command(
                 show_progress=not as_json,
             )
         )
-    except OSError as exc:
-        click.echo(f"error: {exc}", err=True)
+    except* grpc.aio.AioRpcError as group:
+        err = group.exceptions[0]
+        assert isinstance(err, grpc.aio.AioRpcError)
+        if err.code() == grpc.StatusCode.INVALID_ARGUMENT:
+            # A broken scenario file: the bridge names the file and the field.
+            raise click.UsageError(f"the suite was refused: {err.details()}") from None
+        click.echo(f"error: {err.code().name}: {err.details()}", err=True)
+        sys.exit(1)
+    except* OSError as group:
+        click.echo(f"error: {group.exceptions[0]}", err=True)
         sys.exit(1)
     if as_json:
         print_json(

@@ -26,6 +26,24 @@ def _rows(detail: dict[str, Any], key: str) -> list[dict[str, Any]]:
     return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
 
 
+def _action_mismatch(d: dict[str, Any]) -> str:
+    """The keys where the reference and the last recorded action differ, else both in full."""
+    reason = str(d.get("reason") or "no match")
+    ref, pred = d.get("reference"), d.get("prediction")
+    if not pred:
+        return reason
+    last = pred[-1] if isinstance(pred, list) and pred else pred
+    if isinstance(ref, dict) and isinstance(last, dict):
+        wrong = [k for k in ref if str(ref[k]).lower() != str(last.get(k, "")).lower()]
+        if wrong:
+            parts = ", ".join(
+                f"{k}: expected {_short(ref[k], 30)}, recorded {_short(last.get(k, '<none>'), 30)}"
+                for k in wrong[:3]
+            )
+            return f"{reason} — {parts}"
+    return f"{reason}: expected {_short(ref, 60)}, recorded {_short(pred, 60)}"
+
+
 def reasons(score: ScoreRecord) -> list[str]:
     """Explanations for one score (most useful for failed and unscored ones)."""
     d = score.detail
@@ -33,11 +51,10 @@ def reasons(score: ScoreRecord) -> list[str]:
     if score.error:
         out.append(f"error: {score.error}")
     if score.signal == signals.ACTION_MATCH:
-        if d.get("reason"):
-            out.append(str(d["reason"]))
         if score.verdict is Verdict.FAILED:
-            out.append(f"expected {_short(d.get('reference'))}")
-            out.append(f"recorded {_short(d.get('prediction'))}")
+            out.append(_action_mismatch(d))
+        elif d.get("reason"):
+            out.append(str(d["reason"]))
     elif score.signal == signals.DB_STATE_MATCH:
         sides = d.get("sides")
         for side, info in (sides if isinstance(sides, dict) else {}).items():

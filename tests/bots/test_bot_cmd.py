@@ -10,6 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from bots.llm import END_TOOLS, tool_specs
+from bridge_service.config import BridgeSettings
 from bridge_service.server import BridgeServer
 from cli.main import vae
 from recordings.reader import RecordingReader
@@ -66,3 +67,17 @@ async def test_vae_bot_subprocess_plays_a_session(bridge: BridgeServer) -> None:
         (session,) = reader.latest_attempts(run_id).values()
     assert session.stop_reason == "user_hang_up"
     assert session.user_bot.get("name") == "vae-scripted-user"
+
+
+async def test_vae_bot_without_the_bridges_token_fails_clearly(tmp_path: Path) -> None:
+    settings = BridgeSettings(address="127.0.0.1:0")
+    async with BridgeServer(tmp_path / "vae.db", settings, token="s3cret") as bridge:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "cli.main", "bot", "user", "--bridge", bridge.address,
+            "--tts", "buzz", cwd=ROOT, env=dict(os.environ, VAE_TOKEN=""),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        async with asyncio.timeout(15):
+            _out, err = await proc.communicate()
+    assert proc.returncode == 1
+    assert b"UNAUTHENTICATED" in err

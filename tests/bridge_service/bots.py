@@ -66,7 +66,8 @@ class TestBot:
         answer_ending: bool = True,
         metadata: list[tuple[str, str]] | None = None,
         join: Any = None,
-        read: bool = True,
+        stall_s: float = 0.0,
+        channel_options: list[tuple[str, Any]] | None = None,
     ) -> None:
         self.address = address
         self.role = role
@@ -81,7 +82,8 @@ class TestBot:
         self.answer_ending = answer_ending
         self.metadata = metadata
         self.join_message = join
-        self.read = read
+        self.stall_s = stall_s
+        self.channel_options = channel_options
         self.got = Received()
         self.started = asyncio.Event()
         self.ending = asyncio.Event()
@@ -173,7 +175,7 @@ class TestBot:
         await self.send(bridge_pb2.BotMessage(final_state=bridge_pb2.FinalState(done=True)))
 
     async def run(self) -> Received:
-        channel = grpc.aio.insecure_channel(self.address)
+        channel = grpc.aio.insecure_channel(self.address, options=self.channel_options)
         stub = bridge_pb2_grpc.BridgeServiceStub(channel)
         call = stub.Converse(self._requests(), metadata=self.metadata)
         task: asyncio.Task[None] | None = None
@@ -189,8 +191,10 @@ class TestBot:
                         task = asyncio.create_task(self.behaviour(self))
                 elif which == "audio":
                     self.got.frames.append(msg.audio)
-                    if not self.read:
-                        await asyncio.Event().wait()  # a bot that stops reading
+                    if self.stall_s:
+                        # A bot that stops reading for a while (its own behaviour).
+                        stall, self.stall_s = self.stall_s, 0.0
+                        await asyncio.sleep(stall)
                 elif which == "notice":
                     self.got.notices.append(msg.notice)
                 elif which == "peer_event":

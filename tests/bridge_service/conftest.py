@@ -22,6 +22,7 @@ TEST_SETTINGS = BridgeSettings(
     wait_timeout_s=10.0,
     end_grace_s=0.3,
     final_state_timeout_s=2.0,
+    max_outgoing_frames=25,
 )
 
 
@@ -93,12 +94,12 @@ async def start_run(
 
 
 async def watch(
-    stub: bridge_pb2_grpc.BridgeServiceStub, run_id: str, timeout: float = 30.0
+    stub: bridge_pb2_grpc.BridgeServiceStub, run_id: str, limit_s: float = 30.0
 ) -> list[bridge_pb2.WatchRunResponse]:
     async def collect() -> list[bridge_pb2.WatchRunResponse]:
         return [e async for e in stub.WatchRun(bridge_pb2.WatchRunRequest(run_id=run_id))]
 
-    return await asyncio.wait_for(collect(), timeout)
+    return await asyncio.wait_for(collect(), limit_s)
 
 
 async def run_pair(

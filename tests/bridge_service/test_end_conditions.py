@@ -122,7 +122,7 @@ async def test_bot_disconnect(
         await bot.speak(tone(0.2, bot.send_rate))
         await bot.hang_up_stream()
 
-    got_u, got_a, events, run_id = await run_pair(bridge, stub, vanish, talk_forever)
+    _, got_a, events, run_id = await run_pair(bridge, stub, vanish, talk_forever)
     s = session_of(bridge, run_id)
     assert s.stop_reason == "bot_disconnected"  # type: ignore[attr-defined]
     assert "user" in s.stop_detail  # type: ignore[attr-defined]

@@ -97,3 +97,15 @@ def test_demo_runs_scores_and_reports_a_mixed_scorecard(tmp_path: Path) -> None:
     with RecordingReader(db) as reader:
         assert {r.run_id for r in reader.list_runs()} == {doc["run_id"], again["run_id"]}
         assert len(reader.scorings()) == 2
+
+
+def test_a_broken_suite_is_refused_naming_the_file_and_field(tmp_path: Path) -> None:
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    (folder / "bad.yaml").write_text("name: bad\nmax_duration: -3\n")
+    db = tmp_path / "demo.db"
+    result = CliRunner().invoke(vae, ["demo", "--db", str(db), "--suite", str(folder)])
+    assert result.exit_code == 2, result.output
+    assert "bad.yaml" in result.output and "max_duration" in result.output
+    with RecordingReader(db) as reader:
+        assert reader.list_runs() == [], "nothing was started"

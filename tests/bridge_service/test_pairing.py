@@ -1,0 +1,119 @@
+"""Pairing: waiting streams time out and are released; leavers are forgotten; connectors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+from bridge_service.server import BridgeServer
+from recordings.reader import RecordingReader
+from tests.bridge_service.bots import TestBot, tone
+from tests.bridge_service.conftest import scenario, start_run, watch
+from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.common.v1 import common_pb2
+
+USER, AGENT = common_pb2.ROLE_USER, common_pb2.ROLE_AGENT
+
+
+async def until(check: Any, limit_s: float = 5.0) -> None:
+    deadline = time.monotonic() + limit_s
+    while not check():
+        assert time.monotonic() < deadline, "condition not reached"
+        await asyncio.sleep(0.02)
+
+
+async def test_wait_timeout(make_bridge: Any) -> None:
+    server = await make_bridge(settings={"wait_timeout_s": 0.3})
+    got = await asyncio.wait_for(TestBot(server.address, USER).run(), 10)
+    assert got.joined.wait_timeout_ms == 300
+    assert got.wait_timeout is not None and got.wait_timeout.waited_ms == 300
+    assert got.start is None and got.status == got.status.OK
+    assert server.pool.waiting() == 0
+
+
+async def test_leaver_is_forgotten(
+    bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
+) -> None:
+    leaver = TestBot(bridge.address, USER, name="leaver")
+    task = asyncio.create_task(leaver.run())
+    await until(lambda: bridge.pool.waiting() == 1)
+    await leaver.hang_up_stream()
+    await task
+    await until(lambda: bridge.pool.waiting() == 0)
+
+    async def talk(bot: TestBot) -> None:
+        await bot.speak(tone(0.2, 16000))
+        if bot.role == AGENT:
+            await bot.end(common_pb2.END_KIND_AGENT_END_TOOL)
+
+    run_id = await start_run(stub, [scenario()])
+    u, a = TestBot(bridge.address, USER, talk), TestBot(bridge.address, AGENT, talk)
+    await asyncio.gather(u.run(), a.run(), watch(stub, run_id))
+    with RecordingReader(bridge.db_path) as reader:
+        (s,) = reader.sessions(run_id)
+    assert s.user_bot["name"] == "testbot" and s.stop_reason == "end_tool"
+
+
+async def test_pairing_timeout_is_recorded(
+    bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
+) -> None:
+    run_id = await start_run(stub, [scenario()], pairing_timeout_s=0.3, max_auto_retries=0)
+    events = await watch(stub, run_id)
+    assert events[-1].status == bridge_pb2.RUN_STATUS_FAILED
+    with RecordingReader(bridge.db_path) as reader:
+        (s,) = reader.sessions(run_id)
+    assert s.stop_reason == "bot_disconnected"
+    assert s.stop_detail == "no user and agent bot joined within 0.3 s"
+
+
+async def test_fake_connector_side(
+    bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
+) -> None:
+    options = bridge_pb2.RunOptions(
+        user_connector=bridge_pb2.ConnectorConfig(
+            kind="fake", options_json=json.dumps({"speak_s": 0.4, "rate": 8000})
+        )
+    )
+    response = await stub.StartRun(
+        bridge_pb2.StartRunRequest(
+            sources=[bridge_pb2.ScenarioSource(inline=json.dumps(scenario()))], options=options
+        )
+    )
+    run_id = response.run.run_id
+
+    async def agent(bot: TestBot) -> None:
+        await bot.speak(tone(0.6, 16000))
+        await bot.end(common_pb2.END_KIND_AGENT_END_TOOL)
+
+    a = TestBot(bridge.address, AGENT, agent, run_filter=run_id)
+    _, events = await asyncio.gather(a.run(), watch(stub, run_id))
+    assert events[-1].status == bridge_pb2.RUN_STATUS_COMPLETED
+    heard = a.got.pcm()
+    assert int((abs(heard.astype(int)) > 1000).sum()) > 0.3 * 16000  # the fake's tone, resampled
+    with RecordingReader(bridge.db_path) as reader:
+        (s,) = reader.sessions(run_id)
+        assert s.user_bot["name"] == "fake" and s.audio["rates"]["user"] == 8000
+        assert reader.final_states(s.session_id)["user"].state["fake"] is True
+    assert json.loads(response.run.options.user_connector.options_json)["rate"] == 8000
+
+
+async def test_connector_dial_failure_is_recorded(
+    bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
+) -> None:
+    options = bridge_pb2.RunOptions(
+        max_auto_retries=0,
+        agent_connector=bridge_pb2.ConnectorConfig(
+            kind="fake", url="ws://127.0.0.1:9", options_json='{"fail_dial": true}'
+        ),
+    )
+    response = await stub.StartRun(
+        bridge_pb2.StartRunRequest(
+            sources=[bridge_pb2.ScenarioSource(inline=json.dumps(scenario()))], options=options
+        )
+    )
+    await watch(stub, response.run.run_id)
+    with RecordingReader(bridge.db_path) as reader:
+        (s,) = reader.sessions(response.run.run_id)
+    assert s.stop_reason == "bot_disconnected" and "ws://127.0.0.1:9" in s.stop_detail
