@@ -2,7 +2,7 @@
 
 A bot's Converse stream, once joined, waits here as a :class:`Waiting` entry
 until a session of a run it accepts (its ``run_filter``: empty for any run,
-else an exact id or id prefix) needs its role. A session takes both roles at
+else that exact run id) needs its role. A session takes both roles at
 once (:meth:`PairingPool.claim`), so it never holds one bot while waiting for
 the other and starves another session. A stream that waits longer than the
 bridge's wait timeout is told so (WaitTimeout) and released by its handler; a
@@ -30,7 +30,8 @@ class Waiting:
     assigned: asyncio.Event = field(default_factory=asyncio.Event)
 
     def accepts(self, run_id: str) -> bool:
-        return not self.run_filter or run_id.startswith(self.run_filter)
+        # Exact: a prefix would let a bot meant for run X take sessions of run X-2.
+        return not self.run_filter or run_id == self.run_filter
 
 
 class PairingTimeout(Exception):

@@ -467,7 +467,8 @@ async def open_writer(path: str | Path, **options: Any) -> AsyncIterator[Recordi
 
     The first user starts it; the last one out flushes and closes it.
     """
-    key = (id(asyncio.get_running_loop()), os.path.abspath(path))
+    # abspath only joins with the cwd: no I/O worth a thread here.
+    key = (id(asyncio.get_running_loop()), os.path.abspath(path))  # noqa: ASYNC240
     if key in _writers:
         writer, users = _writers[key]
         _writers[key] = (writer, users + 1)

@@ -13,8 +13,8 @@ import io
 
 import numpy as np
 import soundfile as sf
+import soxr
 
-from recordings.audio import resample_whole
 from recordings.export import stereo_mix
 from recordings.reader import RecordingReader
 
@@ -37,8 +37,8 @@ def session_audio_uri(reader: RecordingReader, session_id: str) -> str:
     if len(mix) == 0:
         return ""
     if rate > PLAYER_RATE:
-        left = resample_whole(mix[:, 0], rate, PLAYER_RATE)
-        right = resample_whole(mix[:, 1], rate, PLAYER_RATE)
-        mix, rate = np.stack([left, right], axis=1), PLAYER_RATE
+        # soxr on the whole recording: one pass, no chunk edges, milliseconds.
+        down = soxr.resample(mix.astype(np.float32) / 32768.0, rate, PLAYER_RATE, quality="HQ")
+        mix, rate = np.clip(down * 32768.0, -32768, 32767).astype(np.int16), PLAYER_RATE
     data, mime = _encode(mix, rate)
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"

@@ -14,6 +14,8 @@ from recordings.export import stereo_mix
 from recordings.reader import RecordingReader
 from scorer_service.config import ScoringConfig
 from scorer_service.report import render_html, report_data
+from scorer_service.report.audio import session_audio_uri
+from tests.factories import SessionSpec, Turn, scenario, write_run_sync
 from tests.scorer_service.report.runs import make_run, score
 
 
@@ -112,3 +114,17 @@ def test_a_run_without_scoring_still_reports_its_recordings(tmp_path: Path) -> N
     assert data["scoring"] is None
     assert {s["verdict"] for s in data["sessions"]} == {"not scored"}
     assert "no scoring yet" in html
+
+
+def test_a_high_rate_recording_is_downsampled_for_the_player(tmp_path: Path) -> None:
+    db = tmp_path / "vae.db"
+    spec = SessionSpec("hi", turns=[Turn("agent", 0.5, 2.5, "Hello.")], sample_rate=22050)
+    run_id = write_run_sync(db, [scenario("hi")], [spec]).run_id
+    with RecordingReader(db) as reader:
+        sid = reader.sessions(run_id)[0].session_id
+        uri = session_audio_uri(reader, sid)
+        mix, rate = stereo_mix(reader, sid)
+    samples, player_rate = sf.read(io.BytesIO(base64.b64decode(uri.split(",", 1)[1])))
+    assert rate == 22050 and player_rate == 16000
+    assert len(samples) / player_rate == pytest.approx(len(mix) / rate, abs=0.02)
+    assert abs(samples[int(1.5 * player_rate) :, 1][:800]).max() > 0.1  # the agent, right
