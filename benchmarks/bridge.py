@@ -1,6 +1,6 @@
 """Bridge load benchmark: N concurrent real-time sessions through a bridge in its own process.
 
-    python benchmarks/bridge.py            # N = 10, 50, 100, 150, 200 (stops once it breaks)
+    python benchmarks/bridge.py            # N = 10, 25, 50, 100, 150, 200 (stops once it breaks)
     python benchmarks/bridge.py --quick    # N = 10 for 3 s: a smoke run
     python benchmarks/bridge.py --sizes 100 --seconds 20
 
@@ -65,9 +65,15 @@ class Bot:
     out: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
 
     async def requests(self, run_id: str) -> Any:
-        yield bridge_pb2.BotMessage(join=bridge_pb2.Join(
-            role=self.role, bot=common_pb2.BotInfo(name="bench", version="1"),  # type: ignore[arg-type]
-            send_format=fmt(), receive_format=fmt(), run_filter=run_id))
+        yield bridge_pb2.BotMessage(
+            join=bridge_pb2.Join(
+                role=self.role,
+                bot=common_pb2.BotInfo(name="bench", version="1"),  # type: ignore[arg-type]
+                send_format=fmt(),
+                receive_format=fmt(),
+                run_filter=run_id,
+            )
+        )
         while (msg := await self.out.get()) is not None:
             yield msg
 
@@ -78,11 +84,26 @@ class Bot:
             await asyncio.sleep(max(0.0, t0 + i * CHUNK_MS / 1000 - time.monotonic()))
             pcm = np.full(CHUNK, MARK + i, dtype="<i2").tobytes()
             self.sent_ns.append(time.time_ns())
-            await self.out.put(bridge_pb2.BotMessage(audio=common_pb2.AudioChunk(
-                sequence=i, sample_offset=i * CHUNK, pcm=pcm, sent_unix_nanos=self.sent_ns[-1])))
+            await self.out.put(
+                bridge_pb2.BotMessage(
+                    audio=common_pb2.AudioChunk(
+                        sequence=i,
+                        sample_offset=i * CHUNK,
+                        pcm=pcm,
+                        sent_unix_nanos=self.sent_ns[-1],
+                    )
+                )
+            )
         if self.role == common_pb2.ROLE_AGENT:
-            await self.out.put(bridge_pb2.BotMessage(event=common_pb2.BotEvent(
-                end_conversation=common_pb2.EndConversation(kind=common_pb2.END_KIND_AGENT_END_TOOL))))
+            await self.out.put(
+                bridge_pb2.BotMessage(
+                    event=common_pb2.BotEvent(
+                        end_conversation=common_pb2.EndConversation(
+                            kind=common_pb2.END_KIND_AGENT_END_TOOL
+                        )
+                    )
+                )
+            )
 
     async def run(self, stub: Any, run_id: str) -> None:
         speaker: asyncio.Task[None] | None = None
@@ -94,7 +115,9 @@ class Bot:
                 self.session_id = msg.session_start.session.session_id
                 speaker = asyncio.create_task(self.speak())
             elif which == "session_ending":
-                await self.out.put(bridge_pb2.BotMessage(final_state=bridge_pb2.FinalState(done=True)))
+                await self.out.put(
+                    bridge_pb2.BotMessage(final_state=bridge_pb2.FinalState(done=True))
+                )
         await self.out.put(None)
         if speaker is not None:
             speaker.cancel()
@@ -131,10 +154,25 @@ def cpu_seconds(pid: int) -> float:
 
 
 async def start_bridge(db: Path) -> tuple[asyncio.subprocess.Process, str]:
+    profile = os.environ.get("VAE_BENCH_PROFILE")  # a path: run the bridge under cProfile
+    wrap = ["-m", "cProfile", "-o", profile, "-m"] if profile else ["-m"]
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cli.main", "bridge", "serve", "--address", "127.0.0.1:0",
-        "--db", str(db), "--log-level", "warning", "--wait-timeout", "600", cwd=ROOT,
-        stdout=asyncio.subprocess.PIPE)
+        sys.executable,
+        *wrap,
+        "cli.main",
+        "bridge",
+        "serve",
+        "--address",
+        "127.0.0.1:0",
+        "--db",
+        str(db),
+        "--log-level",
+        "warning",
+        "--wait-timeout",
+        "600",
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+    )
     assert proc.stdout is not None
     line = await asyncio.wait_for(proc.stdout.readline(), 30)
     return proc, line.decode().rsplit(" ", 1)[1].strip()
@@ -151,8 +189,11 @@ async def bench_bridge(n: int, seconds: float) -> dict[str, Any]:
                     sources=[bridge_pb2.ScenarioSource(inline=json.dumps(docs))],
                     options=bridge_pb2.RunOptions(concurrency=n, max_auto_retries=0,
                                                   inactivity_timeout_s=600)))).run  # fmt: skip
-                bots = [Bot(role, seconds) for _ in range(n)
-                        for role in (common_pb2.ROLE_USER, common_pb2.ROLE_AGENT)]
+                bots = [
+                    Bot(role, seconds)
+                    for _ in range(n)
+                    for role in (common_pb2.ROLE_USER, common_pb2.ROLE_AGENT)
+                ]
                 cpu0, t0 = cpu_seconds(proc.pid), time.monotonic()
                 await asyncio.gather(*(b.run(stub, run.run_id) for b in bots))
                 cpu, wall = cpu_seconds(proc.pid) - cpu0, time.monotonic() - t0
@@ -172,9 +213,18 @@ async def bench_bridge(n: int, seconds: float) -> dict[str, Any]:
             lost, late = lost + got["lost"], late + got["late"]
             latency += got["latency_ms"]
     lat = np.array(latency) if latency else np.array([np.nan])
-    return {"n": n, "lost": lost, "late": late, "p50": float(np.percentile(lat, 50)),
-            "p99": float(np.percentile(lat, 99)), "cpu_core": cpu / wall,
-            "cpu_ms_per_session_s": 1000 * cpu / wall / n, "chunks": sum(len(b.sent_ns) for b in bots)}
+    return {
+        "n": n,
+        "lost": lost,
+        "late": late,
+        "p50": float(np.percentile(lat, 50)),
+        "p99": float(np.percentile(lat, 99)),
+        "cpu_core": cpu / wall,
+        "cpu_ms_per_session_s": 1000 * cpu / wall / n,
+        # Messages through the bridge: chunks in, frames out.
+        "messages": sum(len(b.sent_ns) + len(b.frames) for b in bots),
+        "cpu_s": cpu,
+    }
 
 
 # ---------------------------------------------------------------- the baseline
@@ -195,11 +245,13 @@ async def echo_server() -> None:
 
 
 async def bench_echo(n: int, seconds: float) -> dict[str, float]:
-    proc = await asyncio.create_subprocess_exec(sys.executable, __file__, "--echo-server",
-                                                stdout=asyncio.subprocess.PIPE)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--echo-server", stdout=asyncio.subprocess.PIPE
+    )
     assert proc.stdout is not None
     address = (await proc.stdout.readline()).decode().split()[1]
     rtts: list[float] = []
+    cpu0 = cpu_seconds(proc.pid)
 
     async def stream(stub: Any) -> None:
         sent: dict[int, int] = {}
@@ -214,8 +266,13 @@ async def bench_echo(n: int, seconds: float) -> dict[str, float]:
             for i in range(int(seconds * 1000 / CHUNK_MS)):
                 await asyncio.sleep(max(0.0, t0 + i * CHUNK_MS / 1000 - time.monotonic()))
                 sent[i] = time.time_ns()
-                await queue.put(bridge_pb2.BotMessage(audio=common_pb2.AudioChunk(
-                    sequence=i, pcm=np.full(CHUNK, MARK + i, dtype="<i2").tobytes())))
+                await queue.put(
+                    bridge_pb2.BotMessage(
+                        audio=common_pb2.AudioChunk(
+                            sequence=i, pcm=np.full(CHUNK, MARK + i, dtype="<i2").tobytes()
+                        )
+                    )
+                )
             await queue.put(None)
 
         task = asyncio.create_task(speak())
@@ -227,25 +284,44 @@ async def bench_echo(n: int, seconds: float) -> dict[str, float]:
         async with grpc.aio.insecure_channel(address) as channel:
             stub = bridge_pb2_grpc.BridgeServiceStub(channel)
             await asyncio.gather(*(stream(stub) for _ in range(2 * n)))
+        cpu = cpu_seconds(proc.pid) - cpu0
     finally:
         proc.terminate()
         await proc.wait()
-    return {"p50": float(np.percentile(rtts, 50)), "p99": float(np.percentile(rtts, 99))}
+    return {
+        "p50": float(np.percentile(rtts, 50)),
+        "p99": float(np.percentile(rtts, 99)),
+        # Each echoed chunk is one message in and one out.
+        "cpu_us_per_message": 1e6 * cpu / max(1, 2 * len(rtts)),
+    }
 
 
 async def main(args: argparse.Namespace) -> None:
     sizes = [10] if args.quick else args.sizes
     seconds = 3.0 if args.quick else args.seconds
-    print(f"bridge benchmark: {seconds:g} s sessions, {CHUNK_MS} ms chunks in, {FRAME_MS} ms "
-          f"frames out, jitter buffer {JITTER_MS} ms, {os.cpu_count()} cores")
-    print(f"{'N':>5} {'lost':>6} {'late':>6} {'p50 ms':>8} {'p99 ms':>8} {'p99/frame':>9} "
-          f"{'echo p99':>9} {'cpu core':>8} {'cpu/sess':>9}")
+    print(
+        f"bridge benchmark: {seconds:g} s sessions, {CHUNK_MS} ms chunks in, {FRAME_MS} ms "
+        f"frames out, jitter buffer {JITTER_MS} ms, {os.cpu_count()} cores"
+    )
+    print(
+        "p50/p99: added latency (send -> peer receive, minus the jitter buffer), ms;"
+        " echo: bare gRPC round trip, same load; cpu: bridge process"
+    )
+    print(
+        f"{'N':>5} {'lost':>6} {'late':>6} {'p50':>8} {'p99':>8} {'p99/frame':>9} "
+        f"{'echo p99':>9} {'cpu core':>8} {'cpu/sess':>12} {'us/msg':>7} {'vs echo':>7}"
+    )
     for n in sizes:
         echo = await bench_echo(n, min(seconds, 3.0))
         r = await bench_bridge(n, seconds)
-        print(f"{n:>5} {r['lost']:>6} {r['late']:>6} {r['p50']:>8.2f} {r['p99']:>8.2f} "
-              f"{r['p99'] / FRAME_MS:>9.2f} {echo['p99']:>9.2f} {r['cpu_core']:>8.2f} "
-              f"{r['cpu_ms_per_session_s']:>6.2f} ms/s", flush=True)
+        per_msg = 1e6 * r["cpu_s"] / max(1, r["messages"])
+        print(
+            f"{n:>5} {r['lost']:>6} {r['late']:>6} {r['p50']:>8.2f} {r['p99']:>8.2f} "
+            f"{r['p99'] / FRAME_MS:>9.2f} {echo['p99']:>9.2f} {r['cpu_core']:>8.2f} "
+            f"{r['cpu_ms_per_session_s']:>7.2f} ms/s {per_msg:>7.1f} "
+            f"{per_msg / echo['cpu_us_per_message']:>6.1f}x",
+            flush=True,
+        )
         if r["lost"] or r["p99"] > 10 * FRAME_MS:
             print(f"stopping: broken at N={n} (frames lost or p99 beyond 10 frames)")
             break
@@ -254,7 +330,7 @@ async def main(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="N=10 for 3 s (smoke run)")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 50, 100, 150, 200])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 25, 50, 100, 150, 200])
     parser.add_argument("--seconds", type=float, default=10.0, help="session length")
     parser.add_argument("--echo-server", action="store_true", help=argparse.SUPPRESS)
     ns = parser.parse_args()

@@ -189,7 +189,14 @@ class ConverseHandler:
         async with asyncio.TaskGroup() as tg:
             reader = tg.create_task(endpoint.read_loop(context, left))
             await self.pool.add(entry)
-            if not await self._wait_for_session(entry, left):
+            try:
+                taken = await self._wait_for_session(entry, left)
+            finally:
+                # A cancelled RPC (the client went away) skips the removal below;
+                # marking the entry first means it is never handed to a session.
+                if not entry.assigned.is_set():
+                    entry.left = True
+            if not taken:
                 await self.pool.remove(entry)
                 if not left.is_set():
                     await context.write(

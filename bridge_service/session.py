@@ -1,7 +1,8 @@
 """One conversation between a user bot and an agent bot (DESIGN.md §3).
 
 A session is one ``asyncio.TaskGroup``: a reader per side and the open-mic
-clock. Inputs are handled by :class:`~bridge_service.session_io.SessionIO`;
+clock (:mod:`bridge_service.session_clock`). Inputs are handled by
+:class:`~bridge_service.session_io.SessionIO`;
 this module owns the lifecycle: start (record the attempt, send
 ``SessionStart``), the end conditions, and the ending handshake
 (``SessionEnding`` -> ``FinalState`` -> ``SessionEnded``). Whatever ends the
@@ -21,6 +22,7 @@ from bridge_service.config import StopReason
 from bridge_service.connectors.base import SessionEndedOut, SessionEndingOut, SideEndpoint
 from bridge_service.ending import EndRequest, is_clean_exit
 from bridge_service.plan import SessionPlan, start_info
+from bridge_service.session_clock import OpenMicClock
 from bridge_service.session_io import SessionIO
 from recordings.models import EventKind, FinalStateRecord, SessionRecord, SessionStatus, Side
 from recordings.writer import RecordingWriter
@@ -86,9 +88,10 @@ class Session:
                 readers = [tg.create_task(io.read(side)) for side in (Side.USER, Side.AGENT)]
                 for side in (Side.USER, Side.AGENT):
                     await io.send(side, start_info(plan, side, io.endpoints[side].receive_rate))
-                clock = tg.create_task(io.clock())
+                clock = OpenMicClock(io)
+                ticking = tg.create_task(clock.run())
                 end = await io.wait_end()
-                await io.stop_clock(clock, graceful=end.graceful)
+                await clock.stop(ticking, graceful=end.graceful)
                 await self._handshake(end)
                 for task in readers:
                     task.cancel()

@@ -1,10 +1,12 @@
-"""A session's inputs and outputs: bot messages in, open-mic frames out.
+"""A session's state and its inputs: bot messages in, recorded, relayed.
 
 :class:`SessionIO` holds the per-session audio path (one
 :class:`~bridge_service.audio_path.Direction` each way), the recorder, the
 turn counters, final-state collectors and, for dual-sided scenarios, the state
-sync. Bad input from one bot is refused here with a :class:`BotProtocolError`
-naming the field; it ends this session with ``bot_error``, is recorded, and
+sync; the open-mic clock (``session_clock``) delivers what it buffers.
+
+Bad input from one bot is refused here with a :class:`BotProtocolError` naming
+the field; it ends this session with ``bot_error``, is recorded, and
 never touches another session. What is merely odd (a sequence gap, malformed
 JSON in an event, audio beyond the bounded buffer, a bot that stops reading)
 is recorded, the bot gets a ``Notice``, and the session goes on.
@@ -27,7 +29,6 @@ from bridge_service.connectors.base import (
     BridgeOutput,
     FinalStatePart,
     NoticeOut,
-    PeerAudio,
     PeerEvent,
     SideEndpoint,
     StateSyncOut,
@@ -106,12 +107,9 @@ class SessionIO:
         self._closed: set[Side] = set()
         self._end: EndRequest | None = None
         self._end_event = asyncio.Event()
-        self._clock_stop = False
-        self._draining = False
+        #: False once the clock stopped: later audio is recorded, not delivered.
+        self.delivering = True
         self._notice_ns: dict[tuple[Side, str], int] = {}
-        self._slow = {Side.USER: 0, Side.AGENT: 0}
-        #: Ticks the clock had to skip because the event loop was too busy.
-        self.skipped_ticks = 0
 
     # ------------------------------------------------------------ state
     def request_end(self, request: EndRequest) -> None:
@@ -123,6 +121,13 @@ class SessionIO:
         await self._end_event.wait()
         assert self._end is not None
         return self._end
+
+    @property
+    def ended(self) -> bool:
+        return self._end is not None
+
+    def is_gone(self, side: Side) -> bool:
+        return side in self._gone
 
     def live_sides(self) -> list[Side]:
         return [s for s in (Side.USER, Side.AGENT) if s not in self._gone]
@@ -181,7 +186,7 @@ class SessionIO:
     ) -> None:
         await self.recorder.event(side, kind, payload, bot_ns=bot_ns)
 
-    async def _notice(self, side: Side, code: str, message: str) -> None:
+    async def notice(self, side: Side, code: str, message: str) -> None:
         """Tell a bot something, at most once a second per kind."""
         now = time.monotonic_ns()
         if now - self._notice_ns.get((side, code), -_NS) < _NS:
@@ -190,7 +195,6 @@ class SessionIO:
         await self.send(side, NoticeOut(code, message))
 
     async def close_all(self) -> None:
-        await self._flush_slow()
         for side, endpoint in self.endpoints.items():
             if side not in self._closed:
                 self._closed.add(side)
@@ -246,13 +250,13 @@ class SessionIO:
             message = f"expected sequence {expected}, got {chunk.sequence}"
             detail = {"expected": expected, "got": chunk.sequence, "message": message}
             await self.record(side, EventKind.SEQUENCE_GAP, detail)
-            await self._notice(side, "sequence_gap", message)
+            await self.notice(side, "sequence_gap", message)
         self._next_seq[side] = chunk.sequence + 1
         channel = Channel.USER if side is Side.USER else Channel.AGENT
         await self.recorder.audio(channel, chunk.pcm, chunk.sample_offset, chunk.sequence, now)
         if self.counters[side].add(chunk.pcm, now):
             self.last_turn_ns[side] = now
-        if self._clock_stop or not size:
+        if not self.delivering or not size:
             return
         dropped = self.directions[_PEER[side]].push(chunk.pcm)
         if dropped:
@@ -266,7 +270,7 @@ class SessionIO:
                     "direction": str(_TO[_PEER[side]]),
                 },
             )
-            await self._notice(
+            await self.notice(
                 side,
                 "audio_dropped",
                 "audio beyond the bounded buffer was dropped: send in real time",
@@ -276,7 +280,7 @@ class SessionIO:
         if event.problem:
             payload = {"problem": event.problem, "kind": str(event.kind), "event": event.payload}
             await self.record(side, EventKind.MALFORMED_EVENT, payload, event.bot_ns)
-            await self._notice(side, "malformed_event", event.problem)
+            await self.notice(side, "malformed_event", event.problem)
             return
         await self.record(side, event.kind, event.payload, event.bot_ns)
         peer = _PEER[side]
@@ -306,75 +310,3 @@ class SessionIO:
             }
             await self.record(Side.BRIDGE, EventKind.STATE_SYNC, payload)
             await self.send(d.side, StateSyncOut(d.sequence, d.delta, call_id, side))
-
-    # ------------------------------------------------------------ the clock
-    async def clock(self) -> None:
-        """Deliver one frame per direction every frame_ms, drift-compensated."""
-        frame_ns = self.plan.settings.frame_ms * 1_000_000
-        poll_every = max(1, 100 // self.plan.settings.frame_ms)
-        t_next = time.monotonic_ns()
-        seq = 0
-        while not self._clock_stop:
-            delay = t_next - time.monotonic_ns()
-            if delay > 0:
-                await asyncio.sleep(delay / 1e9)
-            now = time.time_ns()
-            await self._tick(seq, now)
-            seq += 1
-            t_next += frame_ns
-            lag = time.monotonic_ns() - t_next
-            if lag > 10 * frame_ns:
-                # Far behind (the loop was blocked): skip ahead instead of bursting.
-                skip = lag // frame_ns
-                self.skipped_ticks += skip
-                t_next += skip * frame_ns
-            if seq % poll_every == 0:
-                await self.recorder.poll(now)
-                await self._flush_slow()
-            self._check_limits(now)
-            if self._draining and all(d.drained() for d in self.directions.values()):
-                return
-
-    async def _tick(self, seq: int, now: int) -> None:
-        for side, direction in self.directions.items():
-            frame, _ = direction.pop_frame()
-            offset = seq * direction.frame_samples
-            await self.recorder.audio(_TO[side], frame, offset, seq, now)
-            if side in self._gone:
-                continue
-            if not await self.send(side, PeerAudio(seq, offset, frame, now)):
-                self._slow[side] += 1
-
-    async def _flush_slow(self) -> None:
-        for side, frames in self._slow.items():
-            if frames:
-                self._slow[side] = 0
-                payload = {"reason": "slow_reader", "frames": frames, "direction": str(_TO[side])}
-                await self.record(side, EventKind.AUDIO_DROPPED, payload)
-                await self._notice(side, "slow_reader", f"{frames} frames to you were dropped")
-
-    def _check_limits(self, now: int) -> None:
-        if self._end is not None:
-            return
-        max_ns = self.plan.max_duration_s * _NS
-        if now - self.started_ns >= max_ns:
-            detail = f"reached the maximum duration of {self.plan.max_duration_s:g} s"
-            self.request_end(EndRequest(StopReason.MAX_DURATION, detail))
-            return
-        last = max(self.started_ns, *(c.last_voiced_ns for c in self.counters.values()))
-        timeout = self.plan.settings.inactivity_timeout_s
-        if now - last >= timeout * _NS:
-            detail = f"no speech on either side for {timeout:g} s"
-            self.request_end(EndRequest(StopReason.INACTIVITY_TIMEOUT, detail))
-
-    async def stop_clock(self, clock: asyncio.Task[None], *, graceful: bool) -> None:
-        """Stop delivering; after a bot's EndConversation, first let the last words out."""
-        if graceful:
-            for direction in self.directions.values():
-                direction.flush()
-            self._draining = True
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(clock), self.plan.bridge.end_grace_s)
-        self._clock_stop = True
-        await clock
-        await self._flush_slow()

@@ -2,9 +2,12 @@
 
 A cheap energy detector with hangover: a chunk is voiced when its RMS is above
 a threshold (dBFS); a talk spurt starts after ``min_speech_s`` of voiced audio
-and ends after ``hangover_s`` of unvoiced audio. Positions are counted on the
-sender's own sample clock, so arrival jitter never splits a spurt. Each spurt
-is one turn of that side; the session records ``user_turns``/``agent_turns``
+and ends after ``hangover_s`` of unvoiced audio. Audio is counted by samples,
+so arrival jitter never splits a spurt. A sender that stops sending between
+turns (pipecat bots do; the open mic then fills silence) is silent for as long
+as its audio ran out: the time between when its previous audio would have
+finished playing and when the next chunk arrived counts as unvoiced audio.
+Each spurt is one turn of that side; the session records ``user_turns``/``agent_turns``
 and uses the last voiced time for the inactivity timeout.
 """
 
@@ -33,12 +36,19 @@ class TalkSpurtCounter:
         self._silent_run = 0
         #: Bridge time (ns) of the last voiced chunk; 0 if none yet.
         self.last_voiced_ns = 0
+        self._rate = rate
+        #: Bridge time (ns) at which the audio received so far has played out.
+        self._playout_end_ns = 0
 
     def add(self, pcm: bytes, arrival_ns: int) -> bool:
         """Feed one chunk; return True when it started a new turn."""
         n = len(pcm) // 2
         if n == 0:
             return False
+        if self._playout_end_ns and arrival_ns > self._playout_end_ns:
+            self._silence(round((arrival_ns - self._playout_end_ns) * self._rate / 1e9))
+        start = max(self._playout_end_ns, arrival_ns)
+        self._playout_end_ns = start + round(n * 1e9 / self._rate)
         samples = np.frombuffer(pcm, dtype="<i2").astype(np.float32)
         voiced = float(np.dot(samples, samples)) / n > self._threshold_sq
         started = False
@@ -51,12 +61,15 @@ class TalkSpurtCounter:
                 self.turns += 1
                 started = True
         else:
-            self._voiced_run = 0
-            if self.in_spurt:
-                self._silent_run += n
-                if self._silent_run >= self._hangover:
-                    self.in_spurt = False
+            self._silence(n)
         return started
+
+    def _silence(self, samples: int) -> None:
+        self._voiced_run = 0
+        if self.in_spurt:
+            self._silent_run += samples
+            if self._silent_run >= self._hangover:
+                self.in_spurt = False
 
 
 def dbfs(pcm: bytes) -> float:

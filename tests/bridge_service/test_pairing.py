@@ -117,3 +117,39 @@ async def test_connector_dial_failure_is_recorded(
     with RecordingReader(bridge.db_path) as reader:
         (s,) = reader.sessions(response.run.run_id)
     assert s.stop_reason == "bot_disconnected" and "ws://127.0.0.1:9" in s.stop_detail
+
+
+async def test_cancelled_waiting_stream_is_never_paired(
+    bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
+) -> None:
+    """A client that cancels its Converse call while waiting is forgotten."""
+    fmt = common_pb2.AudioFormat(
+        encoding=common_pb2.AUDIO_ENCODING_PCM16LE, sample_rate_hz=16000, channels=1
+    )
+    call = stub.Converse()
+    await call.write(
+        bridge_pb2.BotMessage(
+            join=bridge_pb2.Join(
+                role=USER,
+                bot=common_pb2.BotInfo(name="canceller"),
+                send_format=fmt,
+                receive_format=fmt,
+            )
+        )
+    )
+    assert (await call.read()).WhichOneof("message") == "joined"
+    await until(lambda: bridge.pool.waiting() == 1)
+    call.cancel()
+    await until(lambda: bridge.pool.waiting() == 0)
+
+    async def talk(bot: TestBot) -> None:
+        await bot.speak(tone(0.2, 16000))
+        if bot.role == AGENT:
+            await bot.end(common_pb2.END_KIND_AGENT_END_TOOL)
+
+    run_id = await start_run(stub, [scenario()])
+    u, a = TestBot(bridge.address, USER, talk), TestBot(bridge.address, AGENT, talk)
+    await asyncio.gather(u.run(), a.run(), watch(stub, run_id))
+    with RecordingReader(bridge.db_path) as reader:
+        (s,) = reader.sessions(run_id)
+    assert s.user_bot["name"] == "testbot" and s.stop_reason == "end_tool"

@@ -52,6 +52,8 @@ async def test_twenty_concurrent_sessions(
     assert events[-1].status == bridge_pb2.RUN_STATUS_COMPLETED
     started = [e for e in events if e.kind == bridge_pb2.RUN_EVENT_KIND_SESSION_STARTED]
     assert len(started) == 20
+    # A late watcher gets the whole history replayed.
+    assert [e.kind for e in await watch(stub, run_id)] == [e.kind for e in events]
     with RecordingReader(bridge.db_path) as reader:
         sessions = reader.sessions(run_id)
         assert sorted(s.scenario_name for s in sessions) == [d["name"] for d in docs]

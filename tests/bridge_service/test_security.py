@@ -87,3 +87,22 @@ def test_binds_loopback_by_default() -> None:
     from bridge_service.config import BridgeSettings
 
     assert BridgeSettings().address.startswith("127.0.0.1:")
+
+
+async def test_health_and_reflection(make_bridge: Any) -> None:
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    server = await make_bridge()
+    async with grpc.aio.insecure_channel(server.address) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        reply = await health.Check(
+            health_pb2.HealthCheckRequest(service="vae.bridge.v1.BridgeService")
+        )
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        reflect = reflection_pb2_grpc.ServerReflectionStub(channel)
+        request = reflection_pb2.ServerReflectionRequest(list_services="")
+        async for answer in reflect.ServerReflectionInfo(iter([request])):
+            names = {s.name for s in answer.list_services_response.service}
+            assert "vae.bridge.v1.BridgeService" in names
+            break

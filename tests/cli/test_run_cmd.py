@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -19,8 +17,6 @@ from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import TEST_SETTINGS, scenario
 from vae.common.v1 import common_pb2
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture
 async def bridge(db_path: Path) -> AsyncIterator[BridgeServer]:
@@ -33,19 +29,9 @@ async def bridge(db_path: Path) -> AsyncIterator[BridgeServer]:
 
 
 async def vae_cli(*args: str) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "cli.main",
-        *args,
-        cwd=ROOT,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "VAE_LOG_LEVEL": "warning"},
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+    """Invoke `vae` in a worker thread (it runs its own event loop), as a user would."""
+    result = await asyncio.to_thread(CliRunner().invoke, vae, list(args))
+    return result.exit_code, result.stdout, result.stderr
 
 
 async def talk(bot: TestBot) -> None:
