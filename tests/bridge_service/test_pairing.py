@@ -24,6 +24,24 @@ async def until(check: Any, limit_s: float = 5.0) -> None:
         await asyncio.sleep(0.02)
 
 
+async def _assert_fresh_pair_converses(
+    bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
+) -> None:
+    """A new run pairs two new bots (not a stale stream) and ends cleanly."""
+
+    async def talk(bot: TestBot) -> None:
+        await bot.speak(tone(0.2, 16000))
+        if bot.role == AGENT:
+            await bot.end(common_pb2.END_KIND_AGENT_END_TOOL)
+
+    run_id = await start_run(stub, [scenario()])
+    u, a = TestBot(bridge.address, USER, talk), TestBot(bridge.address, AGENT, talk)
+    await asyncio.gather(u.run(), a.run(), watch(stub, run_id))
+    with RecordingReader(bridge.db_path) as reader:
+        (s,) = reader.sessions(run_id)
+    assert s.user_bot["name"] == "testbot" and s.stop_reason == "end_tool"
+
+
 async def test_wait_timeout(make_bridge: Any) -> None:
     server = await make_bridge(settings={"wait_timeout_s": 0.3})
     got = await asyncio.wait_for(TestBot(server.address, USER).run(), 10)
@@ -43,17 +61,7 @@ async def test_leaver_is_forgotten(
     await task
     await until(lambda: bridge.pool.waiting() == 0)
 
-    async def talk(bot: TestBot) -> None:
-        await bot.speak(tone(0.2, 16000))
-        if bot.role == AGENT:
-            await bot.end(common_pb2.END_KIND_AGENT_END_TOOL)
-
-    run_id = await start_run(stub, [scenario()])
-    u, a = TestBot(bridge.address, USER, talk), TestBot(bridge.address, AGENT, talk)
-    await asyncio.gather(u.run(), a.run(), watch(stub, run_id))
-    with RecordingReader(bridge.db_path) as reader:
-        (s,) = reader.sessions(run_id)
-    assert s.user_bot["name"] == "testbot" and s.stop_reason == "end_tool"
+    await _assert_fresh_pair_converses(bridge, stub)
 
 
 async def test_pairing_timeout_is_recorded(
@@ -142,14 +150,4 @@ async def test_cancelled_waiting_stream_is_never_paired(
     call.cancel()
     await until(lambda: bridge.pool.waiting() == 0)
 
-    async def talk(bot: TestBot) -> None:
-        await bot.speak(tone(0.2, 16000))
-        if bot.role == AGENT:
-            await bot.end(common_pb2.END_KIND_AGENT_END_TOOL)
-
-    run_id = await start_run(stub, [scenario()])
-    u, a = TestBot(bridge.address, USER, talk), TestBot(bridge.address, AGENT, talk)
-    await asyncio.gather(u.run(), a.run(), watch(stub, run_id))
-    with RecordingReader(bridge.db_path) as reader:
-        (s,) = reader.sessions(run_id)
-    assert s.user_bot["name"] == "testbot" and s.stop_reason == "end_tool"
+    await _assert_fresh_pair_converses(bridge, stub)
