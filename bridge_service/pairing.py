@@ -79,6 +79,8 @@ class PairingPool:
         deadline = loop.time() + timeout_s
         async with self._changed:
             while True:
+                # Drop entries whose stream went away without removing itself.
+                self._waiting = [w for w in self._waiting if not w.left]
                 found = {role: self._find(role, run_id) for role in roles}
                 if all(found.values()):
                     taken: dict[Side, SideEndpoint] = {}

@@ -6,7 +6,10 @@ and ends after ``hangover_s`` of unvoiced audio. Audio is counted by samples,
 so arrival jitter never splits a spurt. A sender that stops sending between
 turns (pipecat bots do; the open mic then fills silence) is silent for as long
 as its audio ran out: the time between when its previous audio would have
-finished playing and when the next chunk arrived counts as unvoiced audio.
+finished playing and when the next chunk arrived counts as unvoiced audio —
+unless that gap is within ``jitter_tolerance_s`` (arrival jitter of a sender
+that is still talking, e.g. 40 ms chunks arriving 32–48 ms apart, or a loaded
+machine), which must never split a spurt.
 Each spurt is one turn of that side; the session records ``user_turns``/``agent_turns``
 and uses the last voiced time for the inactivity timeout.
 """
@@ -26,6 +29,7 @@ class TalkSpurtCounter:
         threshold_dbfs: float = -45.0,
         hangover_s: float = 0.5,
         min_speech_s: float = 0.06,
+        jitter_tolerance_s: float = 0.1,
     ) -> None:
         self._threshold_sq = (10 ** (threshold_dbfs / 20) * 32768) ** 2
         self._hangover = int(hangover_s * rate)
@@ -37,6 +41,7 @@ class TalkSpurtCounter:
         #: Bridge time (ns) of the last voiced chunk; 0 if none yet.
         self.last_voiced_ns = 0
         self._rate = rate
+        self._tolerance = int(jitter_tolerance_s * rate)
         #: Bridge time (ns) at which the audio received so far has played out.
         self._playout_end_ns = 0
 
@@ -46,7 +51,9 @@ class TalkSpurtCounter:
         if n == 0:
             return False
         if self._playout_end_ns and arrival_ns > self._playout_end_ns:
-            self._silence(round((arrival_ns - self._playout_end_ns) * self._rate / 1e9))
+            gap = round((arrival_ns - self._playout_end_ns) * self._rate / 1e9)
+            if gap > self._tolerance:
+                self._silence(gap)
         start = max(self._playout_end_ns, arrival_ns)
         self._playout_end_ns = start + round(n * 1e9 / self._rate)
         samples = np.frombuffer(pcm, dtype="<i2").astype(np.float32)

@@ -104,7 +104,10 @@ async def test_sigkill_then_resume(db_path: Path) -> None:
         proc.send_signal(signal.SIGKILL)
         await proc.wait()
     await asyncio.gather(*tasks)
-    assert all(b.got.status == grpc.StatusCode.UNAVAILABLE for b in bots)
+    # Every stream broke (UNAVAILABLE, or whatever the transport saw first).
+    assert all(b.got.status not in (None, grpc.StatusCode.OK) for b in bots), [
+        b.got.status for b in bots
+    ]
     killed = {
         "segments": count(db_path, "SELECT COUNT(*) FROM audio_segments"),
         "events": count(db_path, "SELECT COUNT(*) FROM events"),

@@ -2,52 +2,15 @@
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
+from tests.tls import self_signed
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.serving import TlsFiles, client_channel
-
-
-def self_signed(tmp: Path) -> TlsFiles:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
-        )
-        .sign(key, hashes.SHA256())
-    )
-    files = TlsFiles(tmp / "cert.pem", tmp / "key.pem")
-    files.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    files.key.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return files
 
 
 async def list_runs(channel: grpc.aio.Channel) -> Any:
@@ -73,7 +36,7 @@ async def test_token(make_bridge: Any) -> None:
 
 
 async def test_tls(make_bridge: Any, tmp_path: Path) -> None:
-    files = self_signed(tmp_path)
+    files = TlsFiles(*self_signed(tmp_path))
     server = await make_bridge(tls=files, settings={"address": "localhost:0"})
     async with client_channel(f"localhost:{server.port}", tls_ca=files.cert) as channel:
         assert (await list_runs(channel)).runs == []
