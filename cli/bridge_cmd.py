@@ -10,7 +10,7 @@ import click
 
 from bridge_service.config import BridgeSettings
 from bridge_service.server import serve
-from cli.common import db_option, log_level_option, setup_logging, token_option
+from cli.common import db_option, log_level_option, setup_logging, tls_server_options, token_option
 from vae.serving import TlsFiles
 
 
@@ -28,18 +28,7 @@ def bridge_group() -> None:
     help="host:port to listen on; loopback by default (env VAE_BRIDGE_ADDRESS).",
 )
 @db_option
-@click.option(
-    "--tls-cert",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    envvar="VAE_TLS_CERT",
-    help="PEM certificate; with --tls-key serves TLS (env VAE_TLS_CERT).",
-)
-@click.option(
-    "--tls-key",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    envvar="VAE_TLS_KEY",
-    help="PEM private key of --tls-cert (env VAE_TLS_KEY).",
-)
+@tls_server_options
 @token_option
 @click.option(
     "--wait-timeout",

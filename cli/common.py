@@ -53,6 +53,23 @@ token_option = click.option(
 )
 
 
+def tls_server_options(func: F) -> F:
+    """``--tls-cert``/``--tls-key`` for a server command (both or neither)."""
+    cert = click.option(
+        "--tls-cert",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        envvar="VAE_TLS_CERT",
+        help="PEM certificate; with --tls-key serves TLS (env VAE_TLS_CERT).",
+    )
+    key = click.option(
+        "--tls-key",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        envvar="VAE_TLS_KEY",
+        help="PEM private key of --tls-cert (env VAE_TLS_KEY).",
+    )
+    return cert(key(func))
+
+
 def setup_logging(level: str) -> None:
     logging.basicConfig(
         level=getattr(logging, level.upper()),

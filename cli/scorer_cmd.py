@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from cli.common import db_option, log_level_option, setup_logging, token_option
+from cli.common import db_option, log_level_option, setup_logging, tls_server_options, token_option
 from scorer_service.server import start_scorer
 from vae.serving import TlsFiles
 
@@ -43,18 +43,7 @@ def scorer_group() -> None:
     envvar="VAE_SCORER_ADDRESS",
     help="host:port to listen on; port 0 picks a free one (env VAE_SCORER_ADDRESS).",
 )
-@click.option(
-    "--tls-cert",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    envvar="VAE_TLS_CERT",
-    help="PEM certificate; with --tls-key serves TLS (env VAE_TLS_CERT).",
-)
-@click.option(
-    "--tls-key",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    envvar="VAE_TLS_KEY",
-    help="PEM private key of --tls-cert (env VAE_TLS_KEY).",
-)
+@tls_server_options
 @db_option
 @token_option
 @log_level_option
