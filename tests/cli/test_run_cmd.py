@@ -4,28 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 import yaml
 from click.testing import CliRunner
 
 from bridge_service.server import BridgeServer
 from cli.main import vae
 from tests.bridge_service.bots import TestBot, tone
-from tests.bridge_service.conftest import TEST_SETTINGS, scenario
+from tests.bridge_service.conftest import scenario
 from vae.common.v1 import common_pb2
-
-
-@pytest.fixture
-async def bridge(db_path: Path) -> AsyncIterator[BridgeServer]:
-    server = BridgeServer(db_path, TEST_SETTINGS)
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 async def vae_cli(*args: str) -> tuple[int, str, str]:
