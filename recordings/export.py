@@ -16,7 +16,7 @@ import soundfile as sf
 
 from recordings.audio import resample_whole
 from recordings.models import Channel, EventKind
-from recordings.reader import RecordingReader
+from recordings.reader import ChannelAudio, RecordingReader
 
 AUDIO_FORMATS = {"wav": "WAV", "flac": "FLAC"}
 
@@ -25,6 +25,11 @@ def stereo_mix(reader: RecordingReader, session_id: str) -> tuple[np.ndarray, in
     """(N, 2) int16 samples, user left and agent right, and their rate."""
     user = reader.read_channel(session_id, Channel.USER)
     agent = reader.read_channel(session_id, Channel.AGENT)
+    return mix_channels(user, agent)
+
+
+def mix_channels(user: ChannelAudio, agent: ChannelAudio) -> tuple[np.ndarray, int]:
+    """Put two channels side by side at the higher of their rates."""
     rate = max(user.sample_rate, agent.sample_rate)
     left = resample_whole(user.samples, user.sample_rate, rate)
     right = resample_whole(agent.samples, agent.sample_rate, rate)
@@ -70,12 +75,13 @@ def export_session(
     written: list[Path] = []
     if fmt in AUDIO_FORMATS:
         subtype = "PCM_16"
-        mix, rate = stereo_mix(reader, session_id)
+        # Each channel is read from the store once and serves both files.
+        sides = {c: reader.read_channel(session_id, c) for c in (Channel.USER, Channel.AGENT)}
+        mix, rate = mix_channels(sides[Channel.USER], sides[Channel.AGENT])
         path = out / f"{stem}.stereo.{fmt}"
         sf.write(path, mix, rate, format=AUDIO_FORMATS[fmt], subtype=subtype)
         written.append(path)
-        for channel in (Channel.USER, Channel.AGENT):
-            audio = reader.read_channel(session_id, channel)
+        for channel, audio in sides.items():
             path = out / f"{stem}.{channel}.{fmt}"
             sf.write(path, audio.samples, audio.sample_rate, format=AUDIO_FORMATS[fmt],
                      subtype=subtype)  # fmt: skip
