@@ -35,6 +35,10 @@ class StopReason(enum.StrEnum):
     BOT_ERROR = "bot_error"
     CANCELLED = "cancelled"
     SHUTDOWN = "shutdown"
+    PEER_NEVER_JOINED = "peer_never_joined"
+    CONNECTOR_FAILED = "connector_failed"
+    BRIDGE_ERROR = "bridge_error"
+    ATTEMPT_CRASHED = "attempt_crashed"
 
 
 @dataclass(frozen=True)

@@ -38,15 +38,11 @@ _END_KINDS = {
     common_pb2.END_KIND_AGENT_END_TOOL: "agent_end_tool",
     common_pb2.END_KIND_USER_HANG_UP: "user_hang_up",
 }
+#: Every StopReason by its stored name (``end_tool``): derived, so a new enum value needs no edit.
 _STOP = {
-    "end_tool": bridge_pb2.STOP_REASON_END_TOOL,
-    "user_hang_up": bridge_pb2.STOP_REASON_USER_HANG_UP,
-    "inactivity_timeout": bridge_pb2.STOP_REASON_INACTIVITY_TIMEOUT,
-    "max_duration": bridge_pb2.STOP_REASON_MAX_DURATION,
-    "bot_disconnected": bridge_pb2.STOP_REASON_BOT_DISCONNECTED,
-    "bot_error": bridge_pb2.STOP_REASON_BOT_ERROR,
-    "cancelled": bridge_pb2.STOP_REASON_CANCELLED,
-    "shutdown": bridge_pb2.STOP_REASON_SHUTDOWN,
+    name.removeprefix("STOP_REASON_").lower(): value
+    for name, value in bridge_pb2.StopReason.items()
+    if value != bridge_pb2.STOP_REASON_UNSPECIFIED
 }
 _NOTICE = {
     "sequence_gap": bridge_pb2.NOTICE_CODE_SEQUENCE_GAP,

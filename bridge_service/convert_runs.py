@@ -129,6 +129,9 @@ def summary_pb(s: SessionSummary) -> bridge_pb2.SessionSummary:
         duration_s=s.duration_s,
         status=s.status,
         retry_reason=s.retry_reason,
+        stop_detail=s.stop_detail,
+        bot_errors=list(s.bot_errors),
+        finished=s.finished,
     )
 
 
@@ -143,6 +146,7 @@ def run_pb(view: RunView) -> bridge_pb2.Run:
         scenarios_done=view.scenarios_done,
         vae_version=view.vae_version,
         sessions=[summary_pb(s) for s in view.sessions],
+        error=view.error,
     )
 
 

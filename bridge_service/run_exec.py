@@ -15,8 +15,12 @@ audio). Every attempt is kept: a retried one is marked ``superseded`` with the
 reason, and the new attempt carries it as ``retry_reason``.
 
 An attempt whose bots never arrive (pairing timeout) or whose connector cannot
-dial is still recorded as a session (0 turns, ``bot_disconnected``, the detail
-saying which role was missing), so it is visible and retried like any stale one.
+dial is still recorded as a session (0 turns, ``peer_never_joined`` naming the
+role and the wait, or ``connector_failed`` with the connector's error), so it
+is visible and retried like any stale one; a session the bridge itself failed
+ends ``bridge_error``. Any exception while running the run marks it ``failed``
+with the error (``bridge_service.run_outcome`` holds these rules): a run never
+reads ``completed`` with scenarios missing.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from bridge_service.connectors.base import ConnectorError, SideEndpoint, dial
 from bridge_service.pairing import PairingPool, PairingTimeout
 from bridge_service.plan import SessionPlan
 from bridge_service.run_model import RunEvent, RunEventKind, RunState, SessionSummary
+from bridge_service.run_outcome import final_status, scenario_failure
+from bridge_service.run_outcome import retry_reason as _retry_reason
 from bridge_service.session import Session, SessionResult
 from recordings.models import RunStatus, SessionRecord, SessionStatus, Side
 from recordings.scenario import Scenario
@@ -41,8 +47,6 @@ from recordings.writer import RecordingWriter
 
 log = logging.getLogger("vae.bridge.runs")
 T = TypeVar("T")
-
-_FAILED_REASONS = {StopReason.BOT_ERROR, StopReason.BOT_DISCONNECTED}
 
 
 class RunCancelled(Exception):
@@ -62,18 +66,7 @@ def session_id_for(run_id: str, scenario_name: str, attempt: int) -> str:
 
 
 def retry_reason(result: SessionResult, run: RunState) -> str:
-    s = run.settings
-    if result.stop_reason in (StopReason.CANCELLED, StopReason.SHUTDOWN):
-        return ""
-    if result.user_turns + result.agent_turns == 0 and s.auto_resume_on_stale:
-        return "stale: 0 conversation turns"
-    if (
-        s.min_agent_turns
-        and result.agent_turns < s.min_agent_turns
-        and s.auto_resume_on_insufficient_turns
-    ):
-        return f"insufficient agent turns: {result.agent_turns} < {s.min_agent_turns}"
-    return ""
+    return _retry_reason(result, run.settings)
 
 
 class RunExecutor:
@@ -95,19 +88,19 @@ class RunExecutor:
             async with asyncio.TaskGroup() as tg:
                 for item in todo:
                     tg.create_task(self._scenario(run, item, sem))
+        except Exception as exc:  # the run task must end with a status, never die unseen
+            error = exc.exceptions[0] if isinstance(exc, ExceptionGroup) else exc
+            log.error("run %s failed", run.run_id, exc_info=error)
+            run.error = f"the bridge failed running the run: {type(error).__name__}: {error}"
         finally:
-            if run.shutting_down:
-                status = RunStatus.FAILED
-                message = f"the bridge shut down; resume with: vae run --resume {run.run_id}"
-            elif run.cancel.is_set():
-                status, message = RunStatus.CANCELLED, "cancelled"
-            elif run.failed:
-                status, message = RunStatus.FAILED, "some scenarios failed (see sessions)"
-            else:
-                status, message = RunStatus.COMPLETED, "all scenarios done"
+            status, message = final_status(run)
+            run.failed = status is RunStatus.FAILED
             run.status = status
             run.finished_ns = time.time_ns()
-            await self.writer.update_run_status(run.run_id, str(status), run.finished_ns)
+            error_text = message if status is not RunStatus.COMPLETED else ""
+            await self.writer.update_run_status(
+                run.run_id, str(status), run.finished_ns, error_text
+            )
             await self.writer.flush()
             await run.emit(
                 RunEvent(
@@ -160,16 +153,15 @@ class RunExecutor:
                 attempt, reason, retries = attempt + 1, why, retries + 1
         except RunCancelled:
             pass
-        if (
-            result is None
-            or result.stop_reason in _FAILED_REASONS
-            or (
-                result.user_turns + result.agent_turns == 0
-                and result.stop_reason not in (StopReason.CANCELLED, StopReason.SHUTDOWN)
-            )
+        why = scenario_failure(item.scenario.name, result, run.cancel.is_set())
+        if why:
+            run.failures.append(why)
+            run.failed = True
+        if result is not None and result.stop_reason not in (
+            StopReason.CANCELLED,
+            StopReason.SHUTDOWN,
         ):
-            run.failed = run.failed or not run.cancel.is_set()
-        run.done += 1
+            run.done += 1
 
     async def _endpoints(self, run: RunState) -> dict[Side, SideEndpoint]:
         s = run.settings
@@ -196,8 +188,17 @@ class RunExecutor:
         )
         try:
             endpoints = await self._endpoints(run)
-        except (PairingTimeout, ConnectorError) as exc:
-            return await self._record_unpaired(run, plan, str(exc))
+        except PairingTimeout as exc:
+            return await self._record_unrun(run, plan, StopReason.PEER_NEVER_JOINED, str(exc))
+        except ConnectorError as exc:
+            detail = f"connector: {exc}"
+            return await self._record_unrun(run, plan, StopReason.CONNECTOR_FAILED, detail)
+        except (RunCancelled, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            log.exception("%s attempt %d: dialling failed", scenario.name, attempt)
+            detail = f"connector: {type(exc).__name__}: {exc}"
+            return await self._record_unrun(run, plan, StopReason.CONNECTOR_FAILED, detail)
         session = Session(plan, endpoints[Side.USER], endpoints[Side.AGENT], self.writer)
         self.live[session_id] = session
         try:
@@ -216,15 +217,23 @@ class RunExecutor:
                     session=summary,
                 )
             )
-            result = await session.run()
+            try:
+                result = await session.run()
+            except Exception as exc:
+                log.exception("%s attempt %d: the bridge failed", scenario.name, attempt)
+                if session.result is None:
+                    detail = f"the bridge failed: {type(exc).__name__}: {exc}"
+                    return await self._record_unrun(run, plan, StopReason.BRIDGE_ERROR, detail)
+                result = session.result
         finally:
             self.live.pop(session_id, None)
         await self._emit_ended(run, plan, result)
         return result
 
-    async def _record_unpaired(
-        self, run: RunState, plan: SessionPlan, detail: str
+    async def _record_unrun(
+        self, run: RunState, plan: SessionPlan, reason: StopReason, detail: str
     ) -> SessionResult:
+        """Record an attempt that never became a conversation (0 turns, unfinished)."""
         now = time.time_ns()
         await self.writer.start_session(
             SessionRecord(
@@ -240,15 +249,13 @@ class RunExecutor:
         await self.writer.end_session(
             plan.session_id,
             ended_ns=now,
-            stop_reason=str(StopReason.BOT_DISCONNECTED),
+            stop_reason=str(reason),
             stop_detail=detail,
             clean_exit=False,
             user_turns=0,
             agent_turns=0,
         )
-        result = SessionResult(
-            plan.session_id, StopReason.BOT_DISCONNECTED, detail, False, 0, 0, now, now
-        )
+        result = SessionResult(plan.session_id, reason, detail, False, 0, 0, now, now)
         log.warning("%s attempt %d: %s", plan.scenario.name, plan.attempt, detail)
         await self._emit_ended(run, plan, result)
         return result

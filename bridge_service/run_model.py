@@ -14,9 +14,11 @@ import time
 from dataclasses import dataclass, field
 
 from bridge_service.config import RunSettings
+from recordings.bot_errors import bot_errors
 from recordings.models import RunRecord, RunStatus, SessionRecord, SessionStatus
 from recordings.reader import RecordingReader
 from recordings.scenario import Scenario
+from recordings.stop_reasons import is_finished
 
 
 class RunEventKind(enum.StrEnum):
@@ -39,9 +41,15 @@ class SessionSummary:
     duration_s: float = 0.0
     status: str = "running"
     retry_reason: str = ""
+    stop_detail: str = ""
+    bot_errors: tuple[str, ...] = ()
+
+    @property
+    def finished(self) -> bool:
+        return is_finished(self.stop_reason)
 
     @classmethod
-    def from_record(cls, s: SessionRecord) -> SessionSummary:
+    def from_record(cls, s: SessionRecord, errors: list[str] | None = None) -> SessionSummary:
         return cls(
             run_id=s.run_id,
             session_id=s.session_id,
@@ -54,6 +62,8 @@ class SessionSummary:
             duration_s=s.duration_s,
             status=str(s.status),
             retry_reason=s.retry_reason,
+            stop_detail=s.stop_detail,
+            bot_errors=tuple(errors or ()),
         )
 
 
@@ -80,6 +90,7 @@ class RunView:
     scenarios_done: int
     vae_version: str
     sessions: list[SessionSummary]
+    error: str = ""
 
 
 @dataclass(frozen=True)
@@ -109,6 +120,10 @@ class RunState:
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
     shutting_down: bool = False
     task: asyncio.Task[None] | None = None
+    #: Why the run failed, once it has (an exception while running it).
+    error: str = ""
+    #: One line per scenario that makes the run fail.
+    failures: list[str] = field(default_factory=list)
 
     async def emit(self, event: RunEvent) -> None:
         async with self.changed:
@@ -134,5 +149,8 @@ def run_view(reader: RecordingReader, record: RunRecord, live: RunState | None) 
         scenarios_total=total,
         scenarios_done=live.done if live else done,
         vae_version=record.vae_version,
-        sessions=[SessionSummary.from_record(s) for s in sessions],
+        sessions=[
+            SessionSummary.from_record(s, bot_errors(reader, s.session_id)) for s in sessions
+        ],
+        error=live.error if live else record.error,
     )

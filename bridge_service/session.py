@@ -95,6 +95,14 @@ class Session:
                 await self._handshake(end)
                 for task in readers:
                     task.cancel()
+        except Exception as exc:
+            # The bridge itself failed (not a bot): record it as such, never as a clean end.
+            if self.result is None:
+                error = exc.exceptions[0] if isinstance(exc, ExceptionGroup) else exc
+                detail = f"the bridge failed: {type(error).__name__}: {error}"
+                with contextlib.suppress(Exception):
+                    await self._record_end(EndRequest(StopReason.BRIDGE_ERROR, detail))
+            raise
         finally:
             if self.result is None:
                 # Cancelled from outside (the bridge is going away): still record the end.

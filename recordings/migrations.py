@@ -147,6 +147,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX artifacts_by_run ON artifacts(run_id, session_id);
         """,
     ),
+    Migration(
+        "0004_run_error",
+        # Why a run failed (an exception while running it, a shutdown, scenarios
+        # left unfinished): shown by `vae run`, WatchRun and `vae runs show`.
+        """
+        ALTER TABLE runs ADD COLUMN error TEXT NOT NULL DEFAULT ''
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

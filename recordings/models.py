@@ -83,6 +83,8 @@ class RunRecord:
     finished_ns: int | None = None
     #: "bridge" for recorded runs, "import:nemo" for imported ones.
     source: str = "bridge"
+    #: Why the run failed, when it did.
+    error: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,7 +72,8 @@ class RecordingReader:
 
     # ------------------------------------------------------------ runs
     _RUN_COLS = (
-        "run_id, created_ns, finished_ns, status, options_json, vae_version, tags_json, source"
+        "run_id, created_ns, finished_ns, status, options_json, vae_version, tags_json, source,"
+        " error"
     )
 
     def _run(self, row: tuple[Any, ...]) -> RunRecord:
@@ -85,6 +86,7 @@ class RecordingReader:
             vae_version=row[5],
             tags=json.loads(row[6]),
             source=row[7],
+            error=row[8],
         )
 
     def get_run(self, run_id: str) -> RunRecord | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from recordings.errors import AmbiguousRunError, RunNotFoundError
 from recordings.models import Side
 from recordings.reader import RecordingReader
+from recordings.stop_reasons import describe, is_finished
 
 
 def resolve_run(candidates: Iterable[str], ref: str) -> str:
@@ -69,7 +70,9 @@ def classify_resume(
       final state) are present, and the agent responded at least
       ``min_agent_turns`` times (counted by the bridge, not from token usage);
     - ``in_flight``: an attempt started but did not cleanly finish — still
-      running when the bridge died, no turns, no final state, or too few agent
+      running when the bridge died, ended for an unfinished stop reason
+      (cancelled, shutdown, a peer that never joined ...: the table in
+      ``recordings.stop_reasons``), no turns, no final state, or too few agent
       turns; it is re-run and the old attempt kept and marked superseded;
     - ``fresh``: never started.
     """
@@ -84,6 +87,14 @@ def classify_resume(
         tag = f"attempt {s.attempt}"
         if s.ended_ns is None:
             reason = f"{tag} started but never ended (the bridge stopped mid-call)"
+            decisions.append(ResumeDecision(name, ResumeState.IN_FLIGHT, reason, s.session_id))
+            continue
+        if not is_finished(s.stop_reason):
+            detail = f": {s.stop_detail}" if s.stop_detail else ""
+            reason = (
+                f"{tag} ended {s.stop_reason}{detail} — unfinished "
+                f"({describe(s.stop_reason)}), runs again"
+            )
             decisions.append(ResumeDecision(name, ResumeState.IN_FLIGHT, reason, s.session_id))
             continue
         if s.user_turns + s.agent_turns == 0:

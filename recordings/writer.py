@@ -258,11 +258,11 @@ class RecordingWriter:
         )
 
     async def update_run_status(
-        self, run_id: str, status: str, finished_ns: int | None = None
+        self, run_id: str, status: str, finished_ns: int | None = None, error: str = ""
     ) -> None:
         await self.execute(
-            "UPDATE runs SET status = ?, finished_ns = ? WHERE run_id = ?",
-            (str(status), finished_ns, run_id),
+            "UPDATE runs SET status = ?, finished_ns = ?, error = ? WHERE run_id = ?",
+            (str(status), finished_ns, error, run_id),
         )
 
     async def add_run_scenarios(self, scenarios: Sequence[RunScenario]) -> None:

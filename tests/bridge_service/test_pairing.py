@@ -72,7 +72,7 @@ async def test_pairing_timeout_is_recorded(
     assert events[-1].status == bridge_pb2.RUN_STATUS_FAILED
     with RecordingReader(bridge.db_path) as reader:
         (s,) = reader.sessions(run_id)
-    assert s.stop_reason == "bot_disconnected"
+    assert s.stop_reason == "peer_never_joined"
     assert s.stop_detail == "no user and agent bot joined within 0.3 s"
 
 
@@ -124,7 +124,7 @@ async def test_connector_dial_failure_is_recorded(
     await watch(stub, response.run.run_id)
     with RecordingReader(bridge.db_path) as reader:
         (s,) = reader.sessions(response.run.run_id)
-    assert s.stop_reason == "bot_disconnected" and "ws://127.0.0.1:9" in s.stop_detail
+    assert s.stop_reason == "connector_failed" and "ws://127.0.0.1:9" in s.stop_detail
 
 
 async def test_cancelled_waiting_stream_is_never_paired(

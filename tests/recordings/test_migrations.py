@@ -28,7 +28,8 @@ def test_empty_file_gets_every_migration(db_path: Path) -> None:
 
 def test_previous_version_is_upgraded_and_keeps_its_data(db_path: Path) -> None:
     conn = sqlite3.connect(db_path, isolation_level=None)
-    migrate(conn, target=SCHEMA_VERSION - 1)
+    names = [m.name for m in MIGRATIONS]
+    migrate(conn, target=names.index("0003_artifacts"))
     conn.execute(
         "INSERT INTO runs (run_id, created_ns, status, vae_version)"
         " VALUES ('old', 1, 'completed', '0')"
@@ -39,6 +40,8 @@ def test_previous_version_is_upgraded_and_keeps_its_data(db_path: Path) -> None:
     assert applied_migrations(conn)[-1] == MIGRATIONS[-1].name
     assert conn.execute("SELECT run_id FROM runs").fetchall() == [("old",)]
     assert "artifacts" in _tables(conn)
+    # 0004_run_error: an old run reads with no error.
+    assert conn.execute("SELECT error FROM runs").fetchall() == [("",)]
     conn.close()
 
 

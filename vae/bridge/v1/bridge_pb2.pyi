@@ -82,6 +82,16 @@ class _StopReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_StopReason
     """The run was cancelled."""
     STOP_REASON_SHUTDOWN: _StopReason.ValueType  # 8
     """The bridge shut down."""
+    STOP_REASON_PEER_NEVER_JOINED: _StopReason.ValueType  # 9
+    """A bot of one role never joined within the pairing timeout (the detail
+    names the role and the wait). Unfinished: a resume runs it again.
+    """
+    STOP_REASON_CONNECTOR_FAILED: _StopReason.ValueType  # 10
+    """A connector could not reach or serve its bot. Unfinished."""
+    STOP_REASON_BRIDGE_ERROR: _StopReason.ValueType  # 11
+    """The bridge itself failed while running the session. Unfinished."""
+    STOP_REASON_ATTEMPT_CRASHED: _StopReason.ValueType  # 12
+    """An imported attempt crashed or was killed mid-call. Unfinished."""
 
 class StopReason(_StopReason, metaclass=_StopReasonEnumTypeWrapper):
     """Why a session ended."""
@@ -103,6 +113,16 @@ STOP_REASON_CANCELLED: StopReason.ValueType  # 7
 """The run was cancelled."""
 STOP_REASON_SHUTDOWN: StopReason.ValueType  # 8
 """The bridge shut down."""
+STOP_REASON_PEER_NEVER_JOINED: StopReason.ValueType  # 9
+"""A bot of one role never joined within the pairing timeout (the detail
+names the role and the wait). Unfinished: a resume runs it again.
+"""
+STOP_REASON_CONNECTOR_FAILED: StopReason.ValueType  # 10
+"""A connector could not reach or serve its bot. Unfinished."""
+STOP_REASON_BRIDGE_ERROR: StopReason.ValueType  # 11
+"""The bridge itself failed while running the session. Unfinished."""
+STOP_REASON_ATTEMPT_CRASHED: StopReason.ValueType  # 12
+"""An imported attempt crashed or was killed mid-call. Unfinished."""
 Global___StopReason: _TypeAlias = StopReason  # noqa: Y015
 
 class _EndPolicy:
@@ -925,6 +945,9 @@ class SessionSummary(_message.Message):
     DURATION_S_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
     RETRY_REASON_FIELD_NUMBER: _builtins.int
+    STOP_DETAIL_FIELD_NUMBER: _builtins.int
+    BOT_ERRORS_FIELD_NUMBER: _builtins.int
+    FINISHED_FIELD_NUMBER: _builtins.int
     stop_reason: Global___StopReason.ValueType
     clean_exit: _builtins.bool
     user_turns: _builtins.int
@@ -934,8 +957,18 @@ class SessionSummary(_message.Message):
     """"running", "ended", or "superseded" (kept but replaced by a later attempt)."""
     retry_reason: _builtins.str
     """Why this attempt was retried, if it was."""
+    stop_detail: _builtins.str
+    """What the stop reason does not say (e.g. "no agent bot joined within 60 s")."""
+    finished: _builtins.bool
+    """False when the stop reason is unfinished (see docs/scoring.md)."""
     @_builtins.property
     def session(self) -> _common_pb2.SessionRef: ...
+    @_builtins.property
+    def bot_errors(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Errors the bots reported during the call (Log events at error level,
+        refused input), oldest first, each prefixed with the side.
+        """
+
     def __init__(
         self,
         *,
@@ -947,10 +980,13 @@ class SessionSummary(_message.Message):
         duration_s: _builtins.float = ...,
         status: _builtins.str = ...,
         retry_reason: _builtins.str = ...,
+        stop_detail: _builtins.str = ...,
+        bot_errors: _abc.Iterable[_builtins.str] | None = ...,
+        finished: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["session", b"session"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_turns", b"agent_turns", "clean_exit", b"clean_exit", "duration_s", b"duration_s", "retry_reason", b"retry_reason", "session", b"session", "status", b"status", "stop_reason", b"stop_reason", "user_turns", b"user_turns"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_turns", b"agent_turns", "bot_errors", b"bot_errors", "clean_exit", b"clean_exit", "duration_s", b"duration_s", "finished", b"finished", "retry_reason", b"retry_reason", "session", b"session", "status", b"status", "stop_detail", b"stop_detail", "stop_reason", b"stop_reason", "user_turns", b"user_turns"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -969,6 +1005,7 @@ class Run(_message.Message):
     SCENARIOS_DONE_FIELD_NUMBER: _builtins.int
     VAE_VERSION_FIELD_NUMBER: _builtins.int
     SESSIONS_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
     run_id: _builtins.str
     status: Global___RunStatus.ValueType
     created_unix_nanos: _builtins.int
@@ -976,6 +1013,10 @@ class Run(_message.Message):
     scenarios_total: _builtins.int
     scenarios_done: _builtins.int
     vae_version: _builtins.str
+    error: _builtins.str
+    """Why the run failed, when it did (an exception while running it, a bridge
+    shutdown, or scenarios left unfinished).
+    """
     @_builtins.property
     def options(self) -> Global___RunOptions: ...
     @_builtins.property
@@ -992,10 +1033,11 @@ class Run(_message.Message):
         scenarios_done: _builtins.int = ...,
         vae_version: _builtins.str = ...,
         sessions: _abc.Iterable[Global___SessionSummary] | None = ...,
+        error: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_unix_nanos", b"created_unix_nanos", "finished_unix_nanos", b"finished_unix_nanos", "options", b"options", "run_id", b"run_id", "scenarios_done", b"scenarios_done", "scenarios_total", b"scenarios_total", "sessions", b"sessions", "status", b"status", "vae_version", b"vae_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_unix_nanos", b"created_unix_nanos", "error", b"error", "finished_unix_nanos", b"finished_unix_nanos", "options", b"options", "run_id", b"run_id", "scenarios_done", b"scenarios_done", "scenarios_total", b"scenarios_total", "sessions", b"sessions", "status", b"status", "vae_version", b"vae_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -113,9 +113,11 @@ class JudgeConfig(_message.Message):
     CONCURRENCY_FIELD_NUMBER: _builtins.int
     INCLUDE_CONVERSATION_FIELD_NUMBER: _builtins.int
     THRESHOLD_FIELD_NUMBER: _builtins.int
+    NO_CACHE_FIELD_NUMBER: _builtins.int
     base_url: _builtins.str
-    """e.g. http://127.0.0.1:8000/v1. Empty: no judge (NL_ASSERTION and
-    JUDGE_PASSED are then not applicable).
+    """e.g. http://127.0.0.1:8000/v1. Empty: no judge. A rescore of scenarios
+    that need one (NL assertions, JUDGE_PASSED gating) is then refused with
+    INVALID_ARGUMENT unless ScoringConfig.no_judge is set.
     """
     model: _builtins.str
     api_key: _builtins.str
@@ -136,6 +138,10 @@ class JudgeConfig(_message.Message):
     """Include the bridge's transcript turns in the judge input (default false)."""
     threshold: _builtins.float
     """JUDGE_PASSED when score >= threshold (default 0.9)."""
+    no_cache: _builtins.bool
+    """Ask the judge again even when a reply is cached for this endpoint, model,
+    prompt and parameters (fresh replies still refresh the cache).
+    """
     def __init__(
         self,
         *,
@@ -152,10 +158,11 @@ class JudgeConfig(_message.Message):
         concurrency: _builtins.int | None = ...,
         include_conversation: _builtins.bool = ...,
         threshold: _builtins.float | None = ...,
+        no_cache: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_concurrency", b"_concurrency", "_max_retries", b"_max_retries", "_max_tokens", b"_max_tokens", "_seed", b"_seed", "_temperature", b"_temperature", "_threshold", b"_threshold", "_timeout_s", b"_timeout_s", "_top_p", b"_top_p", "concurrency", b"concurrency", "max_retries", b"max_retries", "max_tokens", b"max_tokens", "seed", b"seed", "temperature", b"temperature", "threshold", b"threshold", "timeout_s", b"timeout_s", "top_p", b"top_p"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_concurrency", b"_concurrency", "_max_retries", b"_max_retries", "_max_tokens", b"_max_tokens", "_seed", b"_seed", "_temperature", b"_temperature", "_threshold", b"_threshold", "_timeout_s", b"_timeout_s", "_top_p", b"_top_p", "api_key", b"api_key", "base_url", b"base_url", "concurrency", b"concurrency", "include_conversation", b"include_conversation", "max_retries", b"max_retries", "max_tokens", b"max_tokens", "model", b"model", "prompt_template", b"prompt_template", "seed", b"seed", "temperature", b"temperature", "threshold", b"threshold", "timeout_s", b"timeout_s", "top_p", b"top_p"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_concurrency", b"_concurrency", "_max_retries", b"_max_retries", "_max_tokens", b"_max_tokens", "_seed", b"_seed", "_temperature", b"_temperature", "_threshold", b"_threshold", "_timeout_s", b"_timeout_s", "_top_p", b"_top_p", "api_key", b"api_key", "base_url", b"base_url", "concurrency", b"concurrency", "include_conversation", b"include_conversation", "max_retries", b"max_retries", "max_tokens", b"max_tokens", "model", b"model", "no_cache", b"no_cache", "prompt_template", b"prompt_template", "seed", b"seed", "temperature", b"temperature", "threshold", b"threshold", "timeout_s", b"timeout_s", "top_p", b"top_p"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__concurrency: _TypeAlias = _typing.Literal["concurrency"]  # noqa: Y015
     _WhichOneofArgType__concurrency: _TypeAlias = _typing.Literal["_concurrency", b"_concurrency"]  # noqa: Y015
@@ -252,6 +259,7 @@ class ScoringConfig(_message.Message):
     MIN_AGENT_TURNS_FIELD_NUMBER: _builtins.int
     END_POLICY_FIELD_NUMBER: _builtins.int
     LABEL_FIELD_NUMBER: _builtins.int
+    NO_JUDGE_FIELD_NUMBER: _builtins.int
     overrides_json: _builtins.str
     """Overrides keyed by scenario name ("*" for all): nl_assertions,
     db_state_assertions, reference_answer, expected_scenario_db,
@@ -265,6 +273,10 @@ class ScoringConfig(_message.Message):
     """"tool-only" (default) or "valid-terminal-state"."""
     label: _builtins.str
     """Free-form label stored with the scoring."""
+    no_judge: _builtins.bool
+    """Explicitly score without a judge: NL_ASSERTION and JUDGE_PASSED are then
+    unscored (cause no_judge) where a scenario needs them, never passed.
+    """
     @_builtins.property
     def scorers(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Scorers to run (names as in `vae rescore --help`); empty: all."""
@@ -284,10 +296,11 @@ class ScoringConfig(_message.Message):
         min_agent_turns: _builtins.int | None = ...,
         end_policy: _builtins.str = ...,
         label: _builtins.str = ...,
+        no_judge: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_min_agent_turns", b"_min_agent_turns", "judge", b"judge", "min_agent_turns", b"min_agent_turns", "timing", b"timing"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_agent_turns", b"_min_agent_turns", "end_policy", b"end_policy", "judge", b"judge", "label", b"label", "min_agent_turns", b"min_agent_turns", "overrides_json", b"overrides_json", "scorers", b"scorers", "strict_match", b"strict_match", "timing", b"timing"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_agent_turns", b"_min_agent_turns", "end_policy", b"end_policy", "judge", b"judge", "label", b"label", "min_agent_turns", b"min_agent_turns", "no_judge", b"no_judge", "overrides_json", b"overrides_json", "scorers", b"scorers", "strict_match", b"strict_match", "timing", b"timing"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__min_agent_turns: _TypeAlias = _typing.Literal["min_agent_turns"]  # noqa: Y015
     _WhichOneofArgType__min_agent_turns: _TypeAlias = _typing.Literal["_min_agent_turns", b"_min_agent_turns"]  # noqa: Y015

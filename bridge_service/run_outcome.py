@@ -1,0 +1,77 @@
+"""What an attempt's end means for its run: retry or not, failed or not, the run's status.
+
+Why a module of its own: these rules decide whether a run may read
+``completed``, so they must be easy to find and test, and they read the one
+table of finished and unfinished stop reasons (``recordings.stop_reasons``)
+that resume and the scorer read too.
+
+- An attempt that is **unfinished** (a peer that never joined, a connector
+  that failed, the bridge that failed) is retried like a stale one, and the
+  retry reason says the real cause, not "0 turns".
+- A scenario whose last attempt is unfinished (other than by a cancel), ended
+  with a bot failure or with no turns, makes the run ``failed``.
+- A run reads ``completed`` only when every scenario ran to a finished end;
+  an exception while running it makes it ``failed`` with the error.
+"""
+
+from __future__ import annotations
+
+from bridge_service.config import RunSettings, StopReason
+from bridge_service.run_model import RunState
+from bridge_service.session import SessionResult
+from recordings.models import RunStatus
+from recordings.stop_reasons import is_finished
+
+_FAILED_REASONS = {StopReason.BOT_ERROR, StopReason.BOT_DISCONNECTED}
+_CUT = (StopReason.CANCELLED, StopReason.SHUTDOWN)
+
+
+def retry_reason(result: SessionResult, settings: RunSettings) -> str:
+    """Why ``result`` should be attempted again ("" when it should not)."""
+    if result.stop_reason in _CUT:
+        return ""
+    turns = result.user_turns + result.agent_turns
+    if not is_finished(result.stop_reason) and settings.auto_resume_on_stale:
+        detail = f": {result.detail}" if result.detail else ""
+        return f"{result.stop_reason}{detail}"
+    if turns == 0 and settings.auto_resume_on_stale:
+        return "stale: 0 conversation turns"
+    if (
+        settings.min_agent_turns
+        and result.agent_turns < settings.min_agent_turns
+        and settings.auto_resume_on_insufficient_turns
+    ):
+        return f"insufficient agent turns: {result.agent_turns} < {settings.min_agent_turns}"
+    return ""
+
+
+def scenario_failure(name: str, result: SessionResult | None, cancelled: bool) -> str:
+    """Why scenario ``name`` makes its run fail ("" when it does not)."""
+    if result is None:
+        return "" if cancelled else f"{name}: never attempted"
+    if result.stop_reason in _CUT:
+        return ""
+    detail = f" ({result.detail})" if result.detail else ""
+    if not is_finished(result.stop_reason) or result.stop_reason in _FAILED_REASONS:
+        return f"{name}: {result.stop_reason}{detail}"
+    if result.user_turns + result.agent_turns == 0:
+        return f"{name}: 0 conversation turns ({result.stop_reason})"
+    return ""
+
+
+def final_status(run: RunState) -> tuple[RunStatus, str]:
+    """The run's status and the line that says why, once its scenarios are done."""
+    resume = f"resume with: vae run --resume {run.run_id}"
+    if run.shutting_down:
+        return RunStatus.FAILED, f"the bridge shut down; {resume}"
+    if run.error:
+        return RunStatus.FAILED, f"{run.error}; {resume}"
+    if run.cancel.is_set():
+        return RunStatus.CANCELLED, f"cancelled; {resume}"
+    if run.failures:
+        shown = "; ".join(run.failures[:5])
+        more = f" (+{len(run.failures) - 5} more)" if len(run.failures) > 5 else ""
+        return RunStatus.FAILED, f"{len(run.failures)} scenario(s) failed: {shown}{more}"
+    if run.done < run.total:
+        return RunStatus.FAILED, f"only {run.done} of {run.total} scenarios ran; {resume}"
+    return RunStatus.COMPLETED, "all scenarios done"

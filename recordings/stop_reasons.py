@@ -1,0 +1,99 @@
+"""The one table of stop reasons: which count as a finished attempt, and what each means.
+
+Why one table: resume classification (``recordings.selection``), retries and
+the run summary (``bridge_service``) and the scorer's composites
+(``scorer_service``) must agree on whether an attempt ran to an end that says
+something about the agent. The bridge and the scorer never import each other,
+so the rule lives here, in the store layer both read. ``docs/scoring.md``
+holds the same table for users; a test keeps the two in step.
+
+- A **finished** attempt ended in a way that is a verdict on the conversation
+  (the agent's end tool, a hang-up, a timeout, a bot that left or broke
+  mid-call, the agent under test that never spoke). It is scored normally.
+- An **unfinished** attempt was cut off by something outside the conversation
+  (a cancel, a shutdown, a peer that never joined, a connector that never
+  connected, a failure of the bridge or of the store, a crashed imported
+  attempt). ``vae run --resume`` runs it again (the old attempt is kept and
+  marked superseded) and the scorer never gives it ``passed`` or ``failed``:
+  its composites are ``unscored`` with the stop reason as the cause.
+
+Values are the lower-case strings stored in ``sessions.stop_reason`` (the
+proto enum's names without ``STOP_REASON_``), kept as plain strings so this
+module needs neither protobuf nor the bridge's enum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class StopReasonInfo:
+    name: str
+    finished: bool
+    description: str
+    #: What ``vae run --resume`` does with an attempt that ended this way.
+    resume: str
+
+
+_RERUN = "re-run (old attempt kept, superseded)"
+_KEEP = "kept (re-run only if it had 0 turns or too few agent turns)"
+
+TABLE: tuple[StopReasonInfo, ...] = (
+    StopReasonInfo("end_tool", True, "the agent called its end tool", _KEEP),
+    StopReasonInfo("user_hang_up", True, "the simulated user hung up", _KEEP),
+    StopReasonInfo("inactivity_timeout", True, "nobody spoke for the inactivity timeout", _KEEP),
+    StopReasonInfo("max_duration", True, "the maximum duration was reached", _KEEP),
+    StopReasonInfo("bot_disconnected", True, "a bot's stream closed or broke mid-call", _KEEP),
+    StopReasonInfo(
+        "bot_error", True, "a bot sent something the bridge refused, or reported an error", _KEEP
+    ),
+    StopReasonInfo("first_speaker_silent", True, "the bot due to speak first never spoke", _KEEP),
+    StopReasonInfo("replay_finished", True, "a replayed side ran out of recorded turns", _KEEP),
+    StopReasonInfo("cancelled", False, "the run was cancelled (e.g. Ctrl-C)", _RERUN),
+    StopReasonInfo("shutdown", False, "the bridge shut down mid-call", _RERUN),
+    StopReasonInfo(
+        "peer_never_joined", False, "a bot never joined within the pairing timeout", _RERUN
+    ),
+    StopReasonInfo(
+        "connector_failed", False, "a connector could not reach or serve its bot", _RERUN
+    ),
+    StopReasonInfo("bridge_error", False, "the bridge itself failed running the session", _RERUN),
+    StopReasonInfo(
+        "attempt_crashed", False, "an imported attempt crashed or was killed mid-call", _RERUN
+    ),
+    StopReasonInfo("storage_error", False, "the store could not record the session", _RERUN),
+)
+
+BY_NAME: dict[str, StopReasonInfo] = {info.name: info for info in TABLE}
+FINISHED: frozenset[str] = frozenset(i.name for i in TABLE if i.finished)
+UNFINISHED: frozenset[str] = frozenset(i.name for i in TABLE if not i.finished)
+
+_ALIASES = {"[exit]": "end_tool", "[timeout]": "max_duration", "exit": "end_tool"}
+
+
+def normalise(value: str | None) -> str:
+    """``end_tool`` from any spelling the store may hold (``STOP_REASON_END_TOOL``, ``[EXIT]``)."""
+    text = (value or "").strip().lower().removeprefix("stop_reason_")
+    return _ALIASES.get(text, text)
+
+
+def is_finished(value: str | None) -> bool:
+    """True when an attempt that stopped for ``value`` ran to a meaningful end.
+
+    An empty reason (still running) and a reason this version does not know
+    count as unfinished: never guess a verdict.
+    """
+    return normalise(value) in FINISHED
+
+
+def describe(value: str | None) -> str:
+    info = BY_NAME.get(normalise(value))
+    if info is None:
+        return f"unknown stop reason {value!r}" if value else "no stop reason (never ended)"
+    return info.description
+
+
+def unfinished_cause(value: str | None) -> str:
+    """The cause recorded beside an ``unscored`` composite of an unfinished attempt."""
+    return f"unfinished: {normalise(value) or 'never ended'}"
