@@ -30,6 +30,7 @@ from bots.scripted import play_script
 from bots.speech import default_synthesiser
 from bridge_service.config import BridgeSettings
 from bridge_service.server import BridgeServer
+from cli import run_summary
 from cli.common import json_option, print_json, setup_logging
 from recordings.reader import RecordingReader
 from scorer_service.report import render_html, report_data
@@ -64,6 +65,10 @@ def _run_options(concurrency: int, inactivity_s: float) -> bridge_pb2.RunOptions
     )
 
 
+#: The run id of the demo in progress, for the line Ctrl-C prints.
+_STARTED: list[str] = []
+
+
 async def _run_suite(
     address: str, suite: Path, options: bridge_pb2.RunOptions, show: bool
 ) -> tuple[str, int]:
@@ -73,17 +78,23 @@ async def _run_suite(
             sources=[bridge_pb2.ScenarioSource(path=str(suite))], options=options
         )
         run = (await stub.StartRun(request)).run
+        _STARTED.append(run.run_id)
         total = run.scenarios_total
         done = 0
         with click.progressbar(
             length=total, label=f"running {run.run_id}", file=_sink(show)
         ) as bar:
-            async for event in stub.WatchRun(bridge_pb2.WatchRunRequest(run_id=run.run_id)):
-                if event.scenarios_done > done:
-                    bar.update(event.scenarios_done - done)
-                    done = event.scenarios_done
-                if event.kind == bridge_pb2.RUN_EVENT_KIND_RUN_FINISHED:
-                    break
+            try:
+                async for event in stub.WatchRun(bridge_pb2.WatchRunRequest(run_id=run.run_id)):
+                    if event.scenarios_done > done:
+                        bar.update(event.scenarios_done - done)
+                        done = event.scenarios_done
+                    if event.kind == bridge_pb2.RUN_EVENT_KIND_RUN_FINISHED:
+                        break
+            except asyncio.CancelledError:
+                # Ctrl-C: cancel the run (sessions end `cancelled`) before the bridge stops.
+                await stub.CancelRun(bridge_pb2.CancelRunRequest(run_id=run.run_id))
+                raise
         return run.run_id, total
 
 
@@ -277,8 +288,42 @@ def demo_command(
     its failing signals, the success rates, the database and the report path.
     """
     setup_logging(log_level)
+    _STARTED.clear()
     try:
-        result = asyncio.run(
+        result = _run_demo_or_exit(db_path, suite, concurrency, report_path, tts, as_json)
+    except KeyboardInterrupt:
+        run_id = _STARTED[0] if _STARTED else ""
+        click.echo(
+            run_summary.interrupted_line(run_id, f"with a bridge on --db {db_path} and bots"),
+            err=True,
+        )
+        sys.exit(1)
+    if as_json:
+        print_json(
+            {
+                "run_id": result.run_id,
+                "scoring_id": result.scoring_id,
+                "database": str(db_path),
+                "report": str(result.report),
+                "seconds": round(result.seconds, 1),
+                "summary": result.summary,
+                "sessions": result.sessions,
+            }
+        )
+    else:
+        print_summary(result, db_path)
+
+
+def _run_demo_or_exit(
+    db_path: Path,
+    suite: Path,
+    concurrency: int,
+    report_path: Path | None,
+    tts: str,
+    as_json: bool,
+) -> DemoResult:
+    try:
+        return asyncio.run(
             run_demo(
                 db_path,
                 suite,
@@ -299,20 +344,6 @@ def demo_command(
     except* OSError as group:
         click.echo(f"error: {group.exceptions[0]}", err=True)
         sys.exit(1)
-    if as_json:
-        print_json(
-            {
-                "run_id": result.run_id,
-                "scoring_id": result.scoring_id,
-                "database": str(db_path),
-                "report": str(result.report),
-                "seconds": round(result.seconds, 1),
-                "summary": result.summary,
-                "sessions": result.sessions,
-            }
-        )
-    else:
-        print_summary(result, db_path)
 
 
 COMMANDS: list[click.Command] = [demo_command]

@@ -17,6 +17,7 @@ from typing import Any
 import click
 import grpc
 
+from cli import run_summary
 from cli.common import db_option, json_option, print_json, store_errors, token_option
 from recordings.reader import RecordingReader
 from recordings.selection import select_run
@@ -65,6 +66,9 @@ def _summary_rows(run: bridge_pb2.Run) -> list[dict[str, Any]]:
             "agent_turns": s.agent_turns,
             "duration_s": round(s.duration_s, 2),
             "retry_reason": s.retry_reason,
+            "stop_detail": s.stop_detail,
+            "finished": s.finished,
+            "bot_errors": list(s.bot_errors),
         }
         for s in run.sessions
     ]
@@ -79,17 +83,7 @@ def _table(rows: list[dict[str, Any]], columns: list[str]) -> str:
     return "\n".join(lines)
 
 
-_COLUMNS = [
-    "scenario",
-    "attempt",
-    "status",
-    "stop_reason",
-    "clean_exit",
-    "user_turns",
-    "agent_turns",
-    "duration_s",
-    "retry_reason",
-]
+_COLUMNS = run_summary.COLUMNS
 
 
 def _run_json(run: bridge_pb2.Run) -> dict[str, Any]:
@@ -99,6 +93,7 @@ def _run_json(run: bridge_pb2.Run) -> dict[str, Any]:
         "scenarios_total": run.scenarios_total,
         "scenarios_done": run.scenarios_done,
         "vae_version": run.vae_version,
+        "error": run.error,
         "sessions": _summary_rows(run),
     }
 
@@ -121,7 +116,12 @@ async def _watch(stub: Any, run: bridge_pb2.Run, quiet: bool) -> None:
 
 
 async def _run(
-    address: str, token: str | None, tls_ca: Path | None, request: Any, as_json: bool
+    address: str,
+    token: str | None,
+    tls_ca: Path | None,
+    request: Any,
+    as_json: bool,
+    started: list[str] | None = None,
 ) -> int:
     async with client_channel(address, token=token, tls_ca=tls_ca) as channel:
         stub = bridge_pb2_grpc.BridgeServiceStub(channel)
@@ -143,6 +143,8 @@ async def _run(
                 click.echo(_table(rows, ["scenario", "state", "reason"]))
             return 0
         run = response.run
+        if started is not None:
+            started.append(run.run_id)
         if response.classifications and not as_json:
             for c in response.classifications:
                 click.echo(f"{c.scenario_name}: {_RESUME.get(c.state, '')} ({c.reason})", err=True)
@@ -156,7 +158,12 @@ async def _run(
     if as_json:
         print_json(_run_json(final))
     else:
-        click.echo(_table(_summary_rows(final), _COLUMNS))
+        rows = _summary_rows(final)
+        for row in rows:
+            row["detail"] = run_summary.detail_of(row)
+        click.echo(_table(rows, _COLUMNS))
+        for line in run_summary.notes(final.run_id, status, final.error, rows):
+            click.echo(line)
         click.echo(
             f"run {final.run_id}: {status} ({final.scenarios_done}/"
             f"{final.scenarios_total} scenarios)"
@@ -313,8 +320,9 @@ def run_command(
         resume=resume,
         dry_run=check,
     )
+    started: list[str] = []
     try:
-        code = asyncio.run(_run(address, token, tls_ca, request, as_json))
+        code = asyncio.run(_run(address, token, tls_ca, request, as_json, started))
     except grpc.aio.AioRpcError as exc:
         if exc.code() in _USAGE_CODES:
             raise click.UsageError(exc.details() or str(exc.code())) from exc
@@ -324,7 +332,7 @@ def run_command(
             click.echo(f"error: {exc.code().name}: {exc.details()}", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
-        click.echo("interrupted: the run was cancelled", err=True)
+        click.echo(run_summary.interrupted_line(started[0] if started else ""), err=True)
         sys.exit(1)
     sys.exit(code)
 
@@ -370,6 +378,9 @@ def runs_list(prefix: str, limit: int, db_path: Path, as_json: bool) -> None:
 @store_errors
 def runs_show(run: str, db_path: Path, as_json: bool) -> None:
     """Show RUN (exact id or unique prefix): options and every attempt of every scenario."""
+    from recordings.bot_errors import bot_errors
+    from recordings.stop_reasons import is_finished
+
     with RecordingReader(db_path) as reader:
         run_id = select_run(reader, run)
         record = reader.get_run(run_id)
@@ -387,9 +398,14 @@ def runs_show(run: str, db_path: Path, as_json: bool) -> None:
                 "duration_s": round(s.duration_s, 2),
                 "retry_reason": s.retry_reason,
                 "superseded_reason": s.superseded_reason,
+                "stop_detail": s.stop_detail,
+                "finished": is_finished(s.stop_reason),
+                "bot_errors": bot_errors(reader, s.session_id),
             }
             for s in reader.sessions(run_id)
         ]
+        for row in rows:
+            row["detail"] = run_summary.detail_of(row)
     if as_json:
         print_json(
             {
@@ -397,12 +413,15 @@ def runs_show(run: str, db_path: Path, as_json: bool) -> None:
                 "status": str(record.status),
                 "options": record.options,
                 "vae_version": record.vae_version,
+                "error": record.error,
                 "sessions": rows,
             }
         )
         return
     click.echo(f"run {run_id}: {record.status} (vae {record.vae_version})")
     click.echo(_table(rows, _COLUMNS))
+    for line in run_summary.notes(run_id, str(record.status), record.error, rows):
+        click.echo(line)
 
 
 COMMANDS: list[click.Command] = [run_command, runs_group]
