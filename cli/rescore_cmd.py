@@ -3,8 +3,11 @@
 ``vae rescore --run RUN`` scores in-process on ``--db``, or through a running
 scorer service with ``--scorer ADDR``; either way the result is a new scoring
 and the same text (or ``--json``) summary. Exit codes: 0 done, 1 the rescore
-failed or the success rate is below ``--fail-under``, 2 bad input (unknown
-run, bad overrides file, bad option).
+failed (a judge that cannot be used: the scoring is recorded failed), a
+gating signal is unscored (unless ``--allow-unscored``) or the success rate
+is below ``--fail-under``, 2 bad input (unknown run, bad overrides file, bad
+option, scenarios that need a judge and none configured without
+``--no-judge``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import click
 import grpc
 from tqdm import tqdm
 
+from cli import rescore_verdict
 from cli.common import (
     db_option,
     json_option,
@@ -38,6 +42,7 @@ from scorer_service.config import (
     ScoringConfig,
     load_overrides,
 )
+from scorer_service.judge.client import JudgeUnusableError
 from scorer_service.registry import SCORER_NAMES
 from scorer_service.rescore import RescoreError, rescore
 from scorer_service.text import flips_as_dicts, render_flips, render_summary, scoring_as_dict
@@ -68,6 +73,11 @@ _JUDGE_OPTIONS: list[tuple[str, dict[str, Any], str]] = [
      "Give the judge the bridge's transcript turns (noisy with cross-talk)."),
     ("--judge-prompt", {"type": click.Path(exists=True, dir_okay=False, path_type=Path)},
      "A file holding a replacement judge prompt (its hash is stored)."),
+    ("--no-judge", {"is_flag": True, "envvar": "VAE_NO_JUDGE"},
+     "Score without a judge on purpose: NL_ASSERTION and JUDGE_PASSED are unscored "
+     "(cause no_judge) where a scenario needs them (env VAE_NO_JUDGE)."),
+    ("--no-judge-cache", {"is_flag": True, "envvar": "VAE_NO_JUDGE_CACHE"},
+     "Ask the judge again even when a reply is cached (env VAE_NO_JUDGE_CACHE)."),
 ]  # fmt: skip
 
 
@@ -147,6 +157,12 @@ def _emit(scoring: Any, outcomes: list[SessionOutcome], as_json: bool) -> None:
     help="Exit 1 when the success rate is below this rate (0..1).",
 )
 @click.option(
+    "--allow-unscored",
+    is_flag=True,
+    envvar="VAE_ALLOW_UNSCORED",
+    help="Exit 0 even when a gating signal is unscored (env VAE_ALLOW_UNSCORED).",
+)
+@click.option(
     "--scorer",
     "scorer_addr",
     default=None,
@@ -192,7 +208,9 @@ def rescore_command(**kw: Any) -> None:
             concurrency=kw["judge_concurrency"],
             threshold=kw["judge_threshold"],
             include_conversation=kw["judge_include_conversation"],
+            no_cache=kw["no_judge_cache"],
         ),
+        no_judge=kw["no_judge"],
         overrides=overrides,
         strict_match=kw["strict_match"],
         min_agent_turns=kw["min_agent_turns"],
@@ -229,6 +247,9 @@ def rescore_command(**kw: Any) -> None:
             scoring, outcomes = result.scoring, result.sessions
     except (ConfigError, ScenarioError, RescoreError) as exc:
         raise click.UsageError(str(exc)) from exc
+    except JudgeUnusableError as exc:
+        click.echo(rescore_verdict.judge_unusable_line(str(exc)), err=True)
+        sys.exit(1)
     except grpc.aio.AioRpcError as exc:
         if exc.code() in _USAGE_CODES:
             raise click.UsageError(exc.details() or str(exc.code())) from exc
@@ -239,6 +260,11 @@ def rescore_command(**kw: Any) -> None:
     finally:
         bar.close()
     _emit(scoring, outcomes, kw["as_json"])
+    code, line = rescore_verdict.unscored_exit(scoring.summary, kw["allow_unscored"])
+    if line:
+        click.echo(line, err=True)
+    if code:
+        sys.exit(code)
     rate = scoring.summary.get("success_rate")
     if kw["fail_under"] is not None and (
         not isinstance(rate, float | int) or rate < kw["fail_under"]

@@ -35,6 +35,7 @@ from recordings.models import (
     Side,
     Verdict,
 )
+from recordings.scoring_owner import INTERRUPTED, is_interrupted
 
 
 @dataclass(frozen=True)
@@ -257,18 +258,20 @@ class RecordingReader:
     )
 
     def _scoring(self, r: tuple[Any, ...]) -> ScoringRecord:
+        summary = json.loads(r[10])
         return ScoringRecord(
             scoring_id=r[0],
             run_id=r[1],
             created_ns=r[2],
-            status=r[3],
+            # A running scoring whose owner died reads interrupted before a writer marks it.
+            status=INTERRUPTED if is_interrupted(r[3], summary) else r[3],
             config=json.loads(r[4]),
             mode=r[5],
             versions=json.loads(r[6]),
             judge_model=r[7],
             prompt_hash=r[8],
             superseded_by=r[9],
-            summary=json.loads(r[10]),
+            summary=summary,
             finished_ns=r[11],
         )
 

@@ -40,6 +40,7 @@ from recordings.models import (
     SegmentRecord,
     SessionRecord,
 )
+from recordings.scoring_owner import mark_interrupted
 
 log = logging.getLogger("vae.recordings.writer")
 
@@ -89,8 +90,9 @@ class RecordingWriter:
 
     # ------------------------------------------------------------ lifecycle
     async def start(self) -> None:
-        # Migrations run on a plain connection, once, before the writer connects.
-        await asyncio.to_thread(lambda: open_database(self.path).close())
+        # Migrations run on a plain connection, once, before the writer connects;
+        # scorings left running by a dead process are marked interrupted then.
+        await asyncio.to_thread(_prepare, self.path)
         self._db = await aiosqlite.connect(self.path, isolation_level=None)
         await self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         await self._db.execute("PRAGMA journal_mode = WAL")
@@ -450,6 +452,16 @@ class RecordingWriter:
             "INSERT INTO artifacts (run_id, session_id, name, content) VALUES (?, ?, ?, ?)",
             (art.run_id, art.session_id, art.name, art.content),
         )
+
+
+def _prepare(path: Path) -> None:
+    conn = open_database(path)
+    try:
+        marked = mark_interrupted(conn)
+        if marked:
+            log.warning("scorings left running by a process that died: %s (interrupted)", marked)
+    finally:
+        conn.close()
 
 
 def _is_lock_error(exc: sqlite3.OperationalError) -> bool:

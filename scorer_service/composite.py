@@ -1,14 +1,24 @@
 """Composite verdicts of one session: ``stalled``, ``is_successful``, ``is_task_successful``.
 
-- ``is_successful`` is the strict AND over the scenario's success signals that
-  produced a pass or fail. Unscored signals (a judge error) are left out and
-  listed, so a judge outage never fails an agent; if nothing produced a verdict
-  the composite is ``unscored`` when something was unscored, else
-  ``not_applicable``.
+The rule (``docs/scoring.md``): a signal is passed or failed only when decided
+from recorded evidence; whatever could not be decided is ``unscored`` with its
+cause. So:
+
+- ``is_successful`` is the strict AND over the scenario's success signals.
+  Any gating signal ``failed`` makes it ``failed`` (that is evidence); else any
+  gating signal ``unscored`` — a judge error, no judge, a signal not scored at
+  all — makes it ``unscored``, never ``passed``; else ``passed`` when something
+  was decided, ``not_applicable`` when nothing applies. ``detail.causes``
+  names why it is unscored.
+- An attempt that did not finish (``recordings.stop_reasons``: cancelled,
+  shutdown, a peer that never joined, a crashed import ...) is never passed or
+  failed: both composites are ``unscored`` with the cause ``unfinished: <reason>``.
 - ``is_task_successful`` is the same without CLEAN_EXIT.
 - A stalled session (the bridge counted fewer agent responses than
   ``min_agent_turns``) fails both composites whatever its signals say; the
   aggregation leaves it out of per-signal rates.
+- ``bot_errors`` (informational) lists the errors the bots reported during
+  the call, so the rescore output and the report show them beside the session.
 """
 
 from __future__ import annotations
@@ -16,15 +26,30 @@ from __future__ import annotations
 from typing import Any
 
 from recordings.models import Verdict
+from recordings.stop_reasons import is_finished, unfinished_cause
 from scorer_service import signals
 from scorer_service.context import ScoringContext
 from scorer_service.scorers.base import SignalScore
 
 _DECIDED = (Verdict.PASSED, Verdict.FAILED)
+#: The cause of a gating signal no scorer produced (e.g. ``--only`` left its scorer out).
+NOT_SCORED = "not_scored"
+
+
+def cause_of(score: SignalScore | None) -> str:
+    """The short cause of an unscored signal: the error's prefix (``judge_error``, ``no_judge``)."""
+    if score is None:
+        return NOT_SCORED
+    head = score.error.split(":", 1)[0].strip() if score.error else ""
+    return head or "unscored"
 
 
 def composite(
-    name: str, gating: list[str], by_signal: dict[str, SignalScore], stalled: bool
+    name: str,
+    gating: list[str],
+    by_signal: dict[str, SignalScore],
+    stalled: bool,
+    unfinished: str = "",
 ) -> SignalScore:
     if stalled:
         detail: dict[str, Any] = {"gating": gating, "reason": "stalled: too few agent turns"}
@@ -34,26 +59,36 @@ def composite(
         for s in gating
         if s in by_signal and by_signal[s].verdict in _DECIDED
     }
-    unscored = [s for s in gating if s in by_signal and by_signal[s].verdict is Verdict.UNSCORED]
+    unscored = [s for s in gating if s not in by_signal or by_signal[s].verdict is Verdict.UNSCORED]
     failed = [s for s, v in decided.items() if v is Verdict.FAILED]
+    causes = sorted({cause_of(by_signal.get(s)) for s in unscored})
     detail = {
         "gating": gating,
         "decided": sorted(decided),
         "failed": failed,
         "unscored": unscored,
+        "causes": causes,
         "not_applicable": [s for s in gating if s not in decided and s not in unscored],
     }
+    if unfinished:
+        detail["causes"] = [unfinished]
+        detail["reason"] = "the attempt did not finish: no verdict on the agent"
+        return SignalScore(name, Verdict.UNSCORED, None, detail, unfinished)
+    if failed:
+        return SignalScore(name, Verdict.FAILED, 0.0, detail)
+    if unscored:
+        return SignalScore(name, Verdict.UNSCORED, None, detail, ", ".join(causes))
     if not decided:
-        verdict = Verdict.UNSCORED if unscored else Verdict.NOT_APPLICABLE
-        return SignalScore(name, verdict, None, detail)
-    ok = not failed
-    return SignalScore(name, Verdict.PASSED if ok else Verdict.FAILED, 1.0 if ok else 0.0, detail)
+        return SignalScore(name, Verdict.NOT_APPLICABLE, None, detail)
+    return SignalScore(name, Verdict.PASSED, 1.0, detail)
 
 
 def composites(ctx: ScoringContext, scores: list[SignalScore]) -> list[SignalScore]:
     by_signal = {s.signal: s for s in scores}
     gating = [str(s) for s in ctx.scenario.success_signals]
     task_gating = [s for s in gating if s != signals.CLEAN_EXIT]
+    reason = ctx.session.stop_reason
+    unfinished = "" if is_finished(reason) else unfinished_cause(reason)
     stall_detail: dict[str, Any] = {
         "agent_turns": ctx.session.agent_turns,
         "min_agent_turns": ctx.min_agent_turns,
@@ -64,8 +99,17 @@ def composites(ctx: ScoringContext, scores: list[SignalScore]) -> list[SignalSco
         # "passed" = not stalled; the value is the bridge's agent turn count.
         verdict = Verdict.FAILED if ctx.stalled else Verdict.PASSED
         stall = SignalScore(signals.STALLED, verdict, float(ctx.session.agent_turns), stall_detail)
-    return [
-        composite(signals.IS_SUCCESSFUL, gating, by_signal, ctx.stalled),
-        composite(signals.IS_TASK_SUCCESSFUL, task_gating, by_signal, ctx.stalled),
+    stalled = ctx.stalled and not unfinished
+    out = [
+        composite(signals.IS_SUCCESSFUL, gating, by_signal, stalled, unfinished),
+        composite(signals.IS_TASK_SUCCESSFUL, task_gating, by_signal, stalled, unfinished),
         stall,
     ]
+    if ctx.bot_errors:
+        errors: dict[str, Any] = {"errors": list(ctx.bot_errors)}
+        out.append(
+            SignalScore(
+                signals.BOT_ERRORS, Verdict.NOT_APPLICABLE, float(len(ctx.bot_errors)), errors
+            )
+        )
+    return out

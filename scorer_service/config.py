@@ -52,6 +52,8 @@ class JudgeSettings:
     threshold: float = 0.9
     #: First retry delay; doubles per attempt (kept small in tests).
     backoff_s: float = 0.5
+    #: Ask the judge again even when a reply is cached (fresh replies still refresh the cache).
+    no_cache: bool = False
 
     @property
     def enabled(self) -> bool:
@@ -80,6 +82,8 @@ class ScoringConfig:
     min_agent_turns: int | None = None
     end_policy: str | None = None
     label: str = ""
+    #: Explicitly score without a judge: judge signals a scenario needs are unscored (no_judge).
+    no_judge: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -93,6 +97,8 @@ class ScoringConfig:
             raise ConfigError("judge threshold must be between 0 and 1")
         if self.judge.enabled and not self.judge.model:
             raise ConfigError("a judge base URL needs a judge model")
+        if self.judge.enabled and self.no_judge:
+            raise ConfigError("--no-judge contradicts --judge-base-url: give one of them")
         if self.judge.concurrency < 1:
             raise ConfigError("judge concurrency must be at least 1")
         validate_overrides(self.overrides, "overrides")

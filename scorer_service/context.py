@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from recordings.bot_errors import bot_errors
 from recordings.models import (
     Channel,
     EventKind,
@@ -78,6 +79,8 @@ class ScoringContext:
     tool_calls: list[ToolCallInfo] = field(default_factory=list)
     transcripts: list[TranscriptLine] = field(default_factory=list)
     tokens: dict[str, TokenTotals] = field(default_factory=dict)
+    #: Errors the bots reported during the call (``recordings.bot_errors``).
+    bot_errors: list[str] = field(default_factory=list)
     metrics: list[BotMetric] = field(default_factory=list)
     final_states: dict[Side, FinalStateRecord] = field(default_factory=dict)
     #: Channels ``user`` and ``agent`` on the bridge clock; empty unless loaded.
@@ -233,6 +236,7 @@ def load_context(
         final_states=reader.final_states(session.session_id),
     )
     parse_events(ctx, reader.events(session.session_id))
+    ctx.bot_errors = bot_errors(reader, session.session_id)
     if with_audio:
         for channel in (Channel.USER, Channel.AGENT):
             ctx.audio[str(channel)] = reader.read_channel(session.session_id, channel)

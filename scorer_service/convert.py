@@ -61,6 +61,7 @@ def config_from_proto(pb: scorer_pb2.ScoringConfig) -> ScoringConfig:
         top_p=j.top_p if j.HasField("top_p") else None,
         prompt_template=j.prompt_template,
         include_conversation=j.include_conversation,
+        no_cache=j.no_cache,
     )
     if j.HasField("timeout_s"):
         judge.timeout_s = j.timeout_s
@@ -90,6 +91,7 @@ def config_from_proto(pb: scorer_pb2.ScoringConfig) -> ScoringConfig:
         min_agent_turns=pb.min_agent_turns if pb.HasField("min_agent_turns") else None,
         end_policy=pb.end_policy or None,
         label=pb.label,
+        no_judge=pb.no_judge,
     )
 
 
@@ -103,6 +105,7 @@ def config_to_proto(data: dict[str, Any]) -> scorer_pb2.ScoringConfig:
         strict_match=bool(data.get("strict_match")),
         end_policy=str(data.get("end_policy") or ""),
         label=str(data.get("label") or ""),
+        no_judge=bool(data.get("no_judge")),
     )
     if data.get("min_agent_turns") is not None:
         pb.min_agent_turns = int(data["min_agent_turns"])
@@ -110,6 +113,7 @@ def config_to_proto(data: dict[str, Any]) -> scorer_pb2.ScoringConfig:
     pb.judge.model = str(judge.get("model", ""))
     pb.judge.prompt_template = str(judge.get("prompt_template", ""))
     pb.judge.include_conversation = bool(judge.get("include_conversation", False))
+    pb.judge.no_cache = bool(judge.get("no_cache", False))
     for name in ("temperature", "top_p", "timeout_s", "threshold"):
         if judge.get(name) is not None:
             setattr(pb.judge, name, float(judge[name]))

@@ -6,7 +6,12 @@ fails before anything is written; then it creates a new scoring (status
 ``running``, with its whole config, scorer versions, judge model and prompt
 hash), scores the sessions with bounded concurrency, appends the scores as
 each session finishes, and closes the scoring with its summary (``complete``),
-or ``failed`` with the error if it is interrupted. ``overwrite`` marks the
+or ``failed`` with the error if it is interrupted — also when the judge
+cannot be used at all (:class:`JudgeUnusableError`): a failed scoring is never
+the run's current one. Scenarios that need a judge are refused when none is
+configured, unless ``no_judge`` (``scorer_service.judge_need``). A scoring
+records its owner (host, process id) so one left ``running`` by a dead
+process reads ``interrupted`` (``recordings.scoring_owner``). ``overwrite`` marks the
 run's earlier scorings superseded only once the new one is complete, so a
 failed rescore never hides a good scoring.
 """
@@ -27,17 +32,20 @@ from recordings.errors import StoreError
 from recordings.models import ScoreRecord, ScoringRecord, SessionRecord, Verdict
 from recordings.reader import RecordingReader
 from recordings.scenario import Scenario
+from recordings.scoring_owner import owner_stamp
 from recordings.selection import select_run
 from recordings.writer import RecordingWriter, open_writer
 from scorer_service.aggregate import SessionOutcome, summarise
 from scorer_service.composite import composites
 from scorer_service.config import ConfigError, ScoringConfig
 from scorer_service.context import effective_scenario, load_context
-from scorer_service.judge.client import JudgeClient, JudgeStats
+from scorer_service.judge.client import JudgeClient, JudgeStats, JudgeUnusableError
 from scorer_service.judge.prompt import PROMPT_VERSION, prompt_hash
+from scorer_service.judge_need import require_judge
 from scorer_service.registry import build_scorers
 from scorer_service.scorers.base import Scorer, SignalScore
 from scorer_service.timing.metrics import METRIC_VERSION
+from scorer_service.unscored import bot_errors_block, unscored_block
 
 log = logging.getLogger("vae.scorer.rescore")
 
@@ -94,6 +102,7 @@ def _plan(
     missing = set(config.overrides) - set(docs) - {"*"}
     if missing:
         raise ConfigError(f"overrides name scenarios not in run {run_id}: {sorted(missing)}")
+    require_judge(config, [scenario for _, scenario in planned])
     return _Plan(run_id, options, planned, skipped)
 
 
@@ -107,6 +116,8 @@ async def _score_session(scorers: list[Scorer], ctx: Any, scoring_id: str) -> li
     for scorer in scorers:
         try:
             results.extend(await scorer.score(ctx))
+        except JudgeUnusableError:
+            raise  # stops the rescore: the scoring is recorded failed
         except Exception as exc:  # a scorer bug must not lose the other scores
             log.exception("scorer %s failed on %s", scorer.name, ctx.session.session_id)
             results.append(
@@ -206,6 +217,7 @@ async def _run(
         },
         judge_model=config.judge.model if config.judge.enabled else "",
         prompt_hash=prompt_hash(config.judge.prompt_template) if config.judge.enabled else "",
+        summary={"owner": owner_stamp()},
     )
     await writer.create_scoring(scoring)
     await writer.flush()
@@ -257,9 +269,16 @@ async def _run(
             finished_ns=time.time_ns(),
         )
         await writer.flush()
+        if isinstance(error, JudgeUnusableError):
+            raise JudgeUnusableError(
+                f"{error}; scoring {scoring.scoring_id} recorded as failed "
+                "(never the run's current scoring)"
+            ) from error
         raise
     outcomes.sort(key=lambda o: o.scenario_name)
     summary = summarise(outcomes)
+    summary["unscored"] = unscored_block(outcomes)
+    summary["bot_errors"] = bot_errors_block(outcomes)
     summary["skipped_unfinished"] = plan.skipped
     stats = judge.stats if judge is not None else JudgeStats()
     summary["judge"] = {

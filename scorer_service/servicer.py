@@ -29,6 +29,7 @@ from recordings.selection import select_run
 from scorer_service import convert, ledger
 from scorer_service.aggregate import SessionOutcome
 from scorer_service.config import ConfigError
+from scorer_service.judge.client import JudgeUnusableError
 from scorer_service.rescore import RescoreError, RescoreResult, rescore
 from vae.scorer.v1 import scorer_pb2, scorer_pb2_grpc
 
@@ -42,6 +43,9 @@ async def _abort(context: Ctx, exc: BaseException) -> NoReturn:
         code = grpc.StatusCode.NOT_FOUND
     elif isinstance(exc, AmbiguousRunError | ConfigError | ScenarioError | RescoreError):
         code = grpc.StatusCode.INVALID_ARGUMENT
+    elif isinstance(exc, JudgeUnusableError):
+        # The judge endpoint cannot be used; the scoring is recorded failed.
+        code = grpc.StatusCode.FAILED_PRECONDITION
     elif isinstance(exc, NotImplementedError):
         code = grpc.StatusCode.UNIMPLEMENTED
     elif isinstance(exc, StoreError):

@@ -24,8 +24,10 @@ composites):
 
 Composites (never in a scenario's success_signals):
 
-- ``is_successful`` — strict AND over the scenario's success signals that
-  produced a pass/fail; fails when the session stalled.
+- ``is_successful`` — strict AND over the scenario's success signals: failed
+  if any failed, else unscored if any is unscored or missing (detail
+  ``causes``), else passed; unscored for an unfinished attempt; fails when the
+  session stalled.
 - ``is_task_successful`` — the same without CLEAN_EXIT.
 
 Informational signals (verdict ``not_applicable`` unless stated; the number is
@@ -39,6 +41,8 @@ Informational signals (verdict ``not_applicable`` unless stated; the number is
 - ``bot.<side>.<name>`` — a bot-reported metric (mean over the session);
   detail: ``count``, ``values``, ``unit``, ``component``.
 - ``tokens.<side>.prompt`` / ``.completion`` / ``.calls`` — token usage per side.
+- ``bot_errors`` — errors the bots reported during the call (value: count;
+  detail ``errors``: ``"<side>: <message>"`` lines). Only when there are some.
 """
 
 from __future__ import annotations
@@ -65,6 +69,8 @@ IS_TASK_SUCCESSFUL = "is_task_successful"
 COMPOSITES = (IS_SUCCESSFUL, IS_TASK_SUCCESSFUL)
 
 STALLED = "stalled"
+#: Informational: errors the bots reported during the call (detail ``errors``).
+BOT_ERRORS = "bot_errors"
 
 TIMING_PREFIX = "timing."
 BOT_METRIC_PREFIX = "bot."

@@ -14,6 +14,7 @@ from recordings.models import ScoringRecord
 from scorer_service import signals
 from scorer_service.aggregate import SessionOutcome
 from scorer_service.ledger import Flip
+from scorer_service.unscored import causes_text
 
 
 def _pct(rate: Any) -> str:
@@ -30,6 +31,14 @@ def _rate_line(label: str, counts: dict[str, Any]) -> str:
         f" failed {counts.get('failed', 0)}, n/a {counts.get('not_applicable', 0)},"
         f" unscored {counts.get('unscored', 0)})"
     )
+
+
+def _unscored_note(summary: dict[str, Any]) -> str:
+    """Beside a rate: the sessions it leaves out and why."""
+    block = summary.get("unscored")
+    if not isinstance(block, dict) or not block.get("sessions"):
+        return ""
+    return f"  ({block['sessions']} unscored, left out: {causes_text(block)})"
 
 
 def render_summary(scoring: ScoringRecord, outcomes: list[SessionOutcome]) -> str:
@@ -59,6 +68,12 @@ def render_summary(scoring: ScoringRecord, outcomes: list[SessionOutcome]) -> st
                 failed.append(name)
         if failed:
             lines.append(f"    failed signals: {', '.join(failed)}")
+        if succ is not None and succ.verdict.value == "unscored":
+            lines.append(f"    UNSCORED: {succ.error or 'a gating signal could not be decided'}")
+        errs = o.get(signals.BOT_ERRORS)
+        found = errs.detail.get("errors") if errs is not None else None
+        for line in found if isinstance(found, list) else []:
+            lines.append(f"    bot error: {line}")
         if o.stalled:
             lines.append("    STALLED: too few agent turns")
         p50 = o.get("timing.response_latency_p50_s")
@@ -74,7 +89,7 @@ def render_summary(scoring: ScoringRecord, outcomes: list[SessionOutcome]) -> st
         lines.append(f"WARNING: stalled scenarios (failed, not in signal rates): {s['stalled']}")
     lines += [
         "",
-        f"Success rate:      {_pct(s.get('success_rate'))}",
+        f"Success rate:      {_pct(s.get('success_rate'))}{_unscored_note(s)}",
         f"Task success rate: {_pct(s.get('task_success_rate'))}",
         "Signals:",
     ]

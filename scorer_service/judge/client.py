@@ -7,10 +7,18 @@ retried with exponential backoff up to ``max_retries`` times; anything else
 fails returns a :class:`JudgeOutcome` with ``error`` set — the caller turns it
 into ``judge_error`` (unscored), never into an agent failure.
 
-Every valid reply is cached by a hash of (model, messages, sampling
+A judge that cannot be used at all is told apart from a flaky one: until the
+endpoint has answered once, a connection that cannot be made (refused,
+unknown host), 401, 403 or 404 (unknown model or path) raises
+:class:`JudgeUnusableError`, which stops the rescore (the scoring is recorded
+``failed``) instead of leaving every session ``judge_error``.
+
+Every valid reply is cached by a hash of (endpoint, model, messages, sampling
 parameters): in memory for this scoring and in the store's ``judge_cache``
-table for the next, so rescoring the same run twice costs no judge calls.
-Invalid replies are not cached: a flaky judge gets another chance next time.
+table for the next, so rescoring the same run twice costs no judge calls; two
+endpoints serving the same model name never share replies. ``no_cache``
+bypasses the lookup (fresh replies still refresh the cache). Invalid replies
+are not cached: a flaky judge gets another chance next time.
 """
 
 from __future__ import annotations
@@ -50,6 +58,21 @@ class JudgeStats:
     errors: int = 0
 
 
+class JudgeUnusableError(Exception):
+    """The judge endpoint cannot be used at all (detected before it ever answered)."""
+
+
+def _unusable(exc: Exception) -> bool:
+    """Errors that mean "this endpoint/model/key will never work", not "try later"."""
+    if isinstance(exc, openai.APITimeoutError):
+        return False
+    if isinstance(exc, openai.APIConnectionError):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in (401, 403, 404)
+    return False
+
+
 def _retryable(exc: Exception) -> bool:
     if isinstance(exc, openai.APITimeoutError | openai.APIConnectionError):
         return True
@@ -74,6 +97,8 @@ class JudgeClient:
         self._cache_get = cache_get
         self._cache_put = cache_put
         self.stats = JudgeStats()
+        #: Set once the endpoint has answered (even with a reply we cannot read).
+        self.answered = False
 
     async def close(self) -> None:
         await self._client.close()
@@ -89,13 +114,22 @@ class JudgeClient:
         return {k: v for k, v in raw.items() if v is not None}
 
     def cache_key(self, messages: list[dict[str, str]]) -> str:
-        body = {"model": self.settings.model, "messages": messages, "params": self.params()}
+        body = {
+            "base_url": self.settings.base_url.rstrip("/"),
+            "model": self.settings.model,
+            "messages": messages,
+            "params": self.params(),
+        }
         text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     async def judge(self, messages: list[dict[str, str]]) -> JudgeOutcome:
         key = self.cache_key(messages)
-        hit = self._memory.get(key) or await self._cache_get(key)
+        hit = (
+            None
+            if self.settings.no_cache
+            else (self._memory.get(key) or await self._cache_get(key))
+        )
         if isinstance(hit, dict) and isinstance(hit.get("content"), str):
             try:
                 verdict = parse_verdict(hit["content"])
@@ -127,12 +161,18 @@ class JudgeClient:
                     **self.params(),
                 )
             except Exception as exc:
+                if not self.answered and _unusable(exc):
+                    raise JudgeUnusableError(
+                        f"the judge at {self.settings.base_url} (model {self.settings.model!r})"
+                        f" cannot be used: {_describe(exc, attempts)}"
+                    ) from exc
                 if _retryable(exc) and attempts <= self.settings.max_retries:
                     delay = self.settings.backoff_s * 2 ** (attempts - 1)
                     log.warning("judge call failed (%s); retry %d in %.2fs", exc, attempts, delay)
                     await asyncio.sleep(delay)
                     continue
                 return JudgeOutcome(None, error=_describe(exc, attempts), attempts=attempts)
+            self.answered = True
             content = reply.choices[0].message.content if reply.choices else None
             text = content or ""
             try:

@@ -4,7 +4,10 @@ As in the established judge, the NL assertions are judged in the same call as
 the overall score. Unlike it, a judge that fails (after retries, or with a
 reply that is not the JSON asked for) gives ``unscored`` with the error for
 both signals — ``judge_error`` never becomes an agent failure — and an
-assertion the judge left without a verdict is unscored, not failed.
+assertion the judge left without a verdict is unscored, not failed. Scored
+with no judge (``--no-judge``), a signal the scenario needs is ``unscored``
+with the cause ``no_judge``; a judge that cannot be used at all stops the
+rescore (``JudgeUnusableError``, raised by the client).
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from scorer_service.config import JudgeSettings
 from scorer_service.context import ScoringContext
 from scorer_service.judge.client import JudgeClient
 from scorer_service.judge.prompt import PROMPT_VERSION, build_messages, prompt_hash
+from scorer_service.judge_need import NO_JUDGE, judge_signal_needed
 from scorer_service.scorers.base import SignalScore, passed_or_failed
 
 JUDGE_ERROR = "judge_error"
+_SIGNALS = (signals.JUDGE_PASSED, signals.NL_ASSERTION)
 
 
 class JudgeScorer:
@@ -34,11 +39,7 @@ class JudgeScorer:
     async def score(self, ctx: ScoringContext) -> list[SignalScore]:
         assertions = ctx.scenario.nl_assertions
         if self.client is None:
-            na: dict[str, Any] = {"reason": "no judge configured"}
-            return [
-                SignalScore(signals.JUDGE_PASSED, Verdict.NOT_APPLICABLE, None, na),
-                SignalScore(signals.NL_ASSERTION, Verdict.NOT_APPLICABLE, None, na),
-            ]
+            return [self._without_judge(ctx, name) for name in _SIGNALS]
         s = self.settings
         messages = build_messages(ctx, s.prompt_template, s.include_conversation)
         outcome = await self.client.judge(messages)
@@ -66,6 +67,15 @@ class JudgeScorer:
         ]
         out.append(self._assertions(assertions, v.verdicts, base))
         return out
+
+    def _without_judge(self, ctx: ScoringContext, name: str) -> SignalScore:
+        """Scored with no judge (``--no-judge``): unscored where the scenario needs it."""
+        if judge_signal_needed(ctx.scenario, name):
+            detail: dict[str, Any] = {"reason": "scored without a judge (--no-judge)"}
+            error = f"{NO_JUDGE}: no judge was configured for this scoring"
+            return SignalScore(name, Verdict.UNSCORED, None, detail, error)
+        na: dict[str, Any] = {"reason": "no judge configured; the scenario does not need one"}
+        return SignalScore(name, Verdict.NOT_APPLICABLE, None, na)
 
     def _assertions(
         self, assertions: list[str], verdicts: list[Any], base: dict[str, Any]

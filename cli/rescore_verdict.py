@@ -1,0 +1,26 @@
+"""``vae rescore``'s verdict on its own scoring: the exit code and the one line that says why.
+
+Why separate: the rescore's table output is reworked elsewhere; the rule
+"exit 1 when any gating signal is unscored, unless --allow-unscored" and its
+one-line summary must stay put whatever the table looks like.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scorer_service.unscored import unscored_line
+
+
+def unscored_exit(summary: dict[str, Any], allow_unscored: bool) -> tuple[int, str]:
+    """(exit code, line for stderr) for a finished scoring; (0, "") when all was decided."""
+    line = unscored_line(summary)
+    if not line:
+        return 0, ""
+    if allow_unscored:
+        return 0, f"{line} (accepted: --allow-unscored)"
+    return 1, f"{line}; exit 1 (--allow-unscored accepts this)"
+
+
+def judge_unusable_line(error: str) -> str:
+    return f"error: {error}"
