@@ -35,7 +35,7 @@ def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str
 
 
 def test_rescore_prints_a_summary(db: Path) -> None:
-    code, out, _ = invoke("rescore", "--run", "2024-06-01", "--db", str(db))
+    code, out, _ = invoke("rescore", "--run", "2024-06-01", "--db", str(db), "--no-judge")
     assert code == 0
     assert "Success rate:      33.3%" in out
     assert "[book_wrong] failed" in out and "failed signals: ACTION_MATCH" in out
@@ -62,6 +62,15 @@ def test_fail_under(db: Path) -> None:
     )
     assert code == 1
     assert "below --fail-under 0.9" in err
+
+
+def test_scenarios_needing_a_judge_are_refused_without_one(db: Path) -> None:
+    code, _, err = invoke("rescore", "--run", "2024", "--db", str(db))
+    assert code == 2
+    assert "1 scenario(s) need a judge" in err and "book_ok" in err
+    assert "--judge-base-url" in err and "--no-judge" in err
+    with RecordingReader(db) as reader:
+        assert reader.scorings() == []
 
 
 def test_usage_errors_exit_2_and_write_nothing(db: Path, tmp_path: Path) -> None:
@@ -152,8 +161,10 @@ def test_judge_options_reach_the_judge(db: Path) -> None:
             "--judge-threshold",
             "0.5",
         ]
-        code, out, _ = invoke(*args, env={"VAE_JUDGE_API_KEY": "sk-from-env"})
-        assert code == 0
+        code, out, err = invoke(*args, env={"VAE_JUDGE_API_KEY": "sk-from-env"})
+        # --only judge leaves the gating ACTION_MATCH/CLEAN_EXIT unscored: exit 1, said why.
+        assert code == 1
+        assert "3 session(s) have an unscored gating signal (not_scored: 3)" in err
         assert judge.requests == 3
         body = judge.bodies[0]
         assert (body["model"], body["seed"], body["temperature"], body["max_tokens"]) == (
@@ -165,8 +176,10 @@ def test_judge_options_reach_the_judge(db: Path) -> None:
         data = json.loads(out)
         assert data["judge_model"] == "m1" and "sk-from-env" not in out
         assert data["config"]["judge"]["threshold"] == 0.5
-        invoke(*args)
+        assert invoke(*args, "--allow-unscored")[0] == 0
         assert judge.requests == 3  # second rescore: all cached
+        assert invoke(*args, "--allow-unscored", "--no-judge-cache")[0] == 0
+        assert judge.requests == 6  # the cache bypassed: asked again
     finally:
         judge.release.set()
         judge.server.shutdown()

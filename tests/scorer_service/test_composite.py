@@ -92,13 +92,22 @@ COMPOSITE_CASES: list[tuple[str, dict[str, Verdict], int, int, Verdict, Verdict]
         P,
     ),
     (
-        "judge error is not a failure",
+        "judge error is neither pass nor fail",
         {"ACTION_MATCH": P, "JUDGE_PASSED": U, "CLEAN_EXIT": P},
         3,
         0,
-        P,
-        P,
+        U,
+        U,
     ),
+    (
+        "a failure is decided beside a judge error",
+        {"ACTION_MATCH": F, "JUDGE_PASSED": U, "CLEAN_EXIT": P},
+        3,
+        0,
+        F,
+        F,
+    ),
+    ("gating signal never scored", {"ACTION_MATCH": P, "CLEAN_EXIT": P}, 3, 0, U, U),
     ("nothing applies", {"ACTION_MATCH": NA, "JUDGE_PASSED": NA, "CLEAN_EXIT": NA}, 3, 0, NA, NA),
     ("only unscored", {"ACTION_MATCH": NA, "JUDGE_PASSED": U, "CLEAN_EXIT": NA}, 3, 0, U, U),
     (
@@ -120,7 +129,7 @@ COMPOSITE_CASES: list[tuple[str, dict[str, Verdict], int, int, Verdict, Verdict]
     ("enough turns", {"ACTION_MATCH": P, "JUDGE_PASSED": P, "CLEAN_EXIT": P}, 3, 3, P, P),
     (
         "non-gating signal ignored",
-        {"ACTION_MATCH": P, "DB_STATE_MATCH": F, "CLEAN_EXIT": P},
+        {"ACTION_MATCH": P, "JUDGE_PASSED": P, "DB_STATE_MATCH": F, "CLEAN_EXIT": P},
         3,
         0,
         P,
@@ -201,3 +210,38 @@ def test_pass_hat_k() -> None:
     assert got["1"] == pytest.approx((2 / 3 + 1) / 2)
     assert got["2"] == pytest.approx((1 / 3 + 1) / 2)
     assert got["3"] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("stop", ["cancelled", "shutdown", "peer_never_joined", "attempt_crashed"])
+@pytest.mark.parametrize("verdict", [P, F])
+def test_unfinished_attempt_is_never_decided(stop: str, verdict: Verdict) -> None:
+    ctx = make_ctx(stop=stop)
+    scores = [s(k, verdict) for k in ("ACTION_MATCH", "JUDGE_PASSED", "CLEAN_EXIT")]
+    out = {c.signal: c for c in composites(ctx, scores)}
+    for name in (signals.IS_SUCCESSFUL, signals.IS_TASK_SUCCESSFUL):
+        assert out[name].verdict is U
+        assert out[name].detail["causes"] == [f"unfinished: {stop}"]
+
+
+def test_unscored_block_counts_causes() -> None:
+    from scorer_service.unscored import unscored_block, unscored_line
+
+    ctx = make_ctx()
+    judged = SignalScore("JUDGE_PASSED", U, None, {}, "judge_error: HTTP 500")
+    done = composites(ctx, [s("ACTION_MATCH", P), judged, s("CLEAN_EXIT", P)])
+    failing = composites(ctx, [s("ACTION_MATCH", F), judged, s("CLEAN_EXIT", P)])
+    outcomes = [
+        SessionOutcome(
+            n,
+            n,
+            "d",
+            1.0,
+            [ScoreRecord("sc", n, c.signal, c.verdict, c.value, c.detail) for c in cs],
+        )
+        for n, cs in (("a", done), ("b", failing))
+    ]
+    block = unscored_block(outcomes)
+    assert block == {"sessions": 1, "gating": 2, "causes": {"judge_error": 2}, "scenarios": ["a"]}
+    line = unscored_line({"unscored": block})
+    assert line.startswith("2 session(s) have an unscored gating signal (judge_error: 2)")
+    assert summarise(outcomes)["success_rate"] == 0.0  # one decided session, failed
