@@ -6,7 +6,7 @@ run (source ``import:nemo``) that ``vae rescore`` can score like any other.
 Missing or malformed files are reported per scenario; they never abort the
 import. Exit codes: 0 imported (problems, if any, are listed), 1 the
 directory holds no scenarios or the store refused, 2 usage (no such directory,
-run id already taken).
+run id already taken, a source already imported without --again).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import click
 from cli.common import db_option, json_option, log_level_option, print_json, setup_logging
 from recordings.errors import StoreError
 from recordings.importers import ImportReport, RunIdTakenError, import_nemo
+from recordings.importers.nemo_fingerprint import AlreadyImportedError
 from recordings.importers.nemo_layout import scan
 
 
@@ -37,11 +38,21 @@ def import_group() -> None:
     help="Name the imported run (default: from the directory's eval_<ts> name, e.g. "
     "2024-06-01T10-22-33; env VAE_IMPORT_RUN_ID).",
 )
+@click.option(
+    "--again",
+    is_flag=True,
+    help="Import even if this directory (same path and content) is already a run here.",
+)
 @db_option
 @json_option
 @log_level_option
 def import_nemo_cmd(
-    directory: Path, run_id: str | None, db_path: Path, as_json: bool, log_level: str
+    directory: Path,
+    run_id: str | None,
+    again: bool,
+    db_path: Path,
+    as_json: bool,
+    log_level: str,
 ) -> None:
     """Import a NeMo evaluation results DIRECTORY (eval_<timestamp>/) as a run.
 
@@ -51,6 +62,12 @@ def import_nemo_cmd(
     hashes, LLM contexts and the frozen scenario. The framework's own verdicts
     are kept as a first scoring; unmapped files are kept raw. Then run
     `vae rescore --run RUN_ID`.
+
+    An attempt that crashed or was killed is imported unfinished
+    (attempt_crashed: unscored, the run reads failed); wrong-typed fields,
+    symlinks that loop, dangle or leave DIRECTORY and special files are listed
+    as problems and ignored. Importing the same DIRECTORY (path and content)
+    twice is refused (exit 2) unless --again.
     """
     setup_logging(log_level)
     if not directory.is_dir():
@@ -59,9 +76,15 @@ def import_nemo_cmd(
     try:
         with click.progressbar(length=total, label="importing", file=sys.stderr) as bar:
             report = asyncio.run(
-                import_nemo(db_path, directory, run_id=run_id, on_scenario=lambda _: bar.update(1))
+                import_nemo(
+                    db_path,
+                    directory,
+                    run_id=run_id,
+                    on_scenario=lambda _: bar.update(1),
+                    again=again,
+                )
             )
-    except RunIdTakenError as exc:
+    except (RunIdTakenError, AlreadyImportedError) as exc:
         raise click.UsageError(str(exc)) from exc
     except StoreError as exc:  # ImportSourceError included: nothing importable there
         click.echo(f"error: {exc}", err=True)

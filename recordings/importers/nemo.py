@@ -9,20 +9,22 @@ the run; the framework's own verdicts become a first scoring; files that do not
 map onto the store are kept raw as artifacts beside the run or session.
 
 Missing or malformed files are reported per scenario and never abort the
-import: the report lists what was imported and what was not, and why.
+import: the report lists what was imported and what was not, and why. An
+attempt that crashed or was killed is imported unfinished (``attempt_crashed``)
+and the run then reads ``failed``; a source already imported (same path and
+content) is refused unless ``again`` (``nemo_fingerprint``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recordings.importers.nemo_files import parse_time_ns, read_json, read_text
+from recordings.importers.nemo_files import RUN_ROOT, read_json, read_text
+from recordings.importers.nemo_fingerprint import AlreadyImportedError, find_import, fingerprint
 from recordings.importers.nemo_layout import (
     ImportSourceError,
     ScenarioDirs,
@@ -32,9 +34,11 @@ from recordings.importers.nemo_layout import (
     session_id_for,
 )
 from recordings.importers.nemo_report import AttemptReport, ImportReport, ScenarioReport
+from recordings.importers.nemo_run_args import created_ns as _created_ns
+from recordings.importers.nemo_run_args import options as _options
 from recordings.importers.nemo_scenario import load_scenario
 from recordings.importers.nemo_scores import original_scores, summary_of
-from recordings.importers.nemo_session import AttemptData, dumps, read_attempt
+from recordings.importers.nemo_session import AttemptData, read_attempt
 from recordings.models import (
     ArtifactRecord,
     RunRecord,
@@ -64,9 +68,16 @@ async def import_nemo(
     *,
     run_id: str | None = None,
     on_scenario: Callable[[str], None] | None = None,
+    again: bool = False,
 ) -> ImportReport:
     """Import ``results_dir`` into the store at ``db_path``; return what happened."""
     src = await asyncio.to_thread(_survey, Path(results_dir))
+    RUN_ROOT.set(src.root)
+    content_hash = await asyncio.to_thread(fingerprint, src.root)
+    if not again:
+        found = await asyncio.to_thread(find_import, Path(db_path), SOURCE, src.root, content_hash)
+        if found is not None:
+            raise AlreadyImportedError(src.root, found)
     async with open_writer(db_path) as writer:
         existing = await asyncio.to_thread(_run_ids, Path(db_path))
         rid = choose_run_id(run_id, run_id_from_dir(src.root), existing)
@@ -79,7 +90,7 @@ async def import_nemo(
                 created,
                 status,
                 "import",
-                _options(src.run_args, src.root),
+                {**_options(src.run_args, src.root), "import_hash": content_hash},
                 ["imported", "nemo"],
                 None,
                 SOURCE,
@@ -93,6 +104,12 @@ async def import_nemo(
             if on_scenario is not None:
                 on_scenario(dirs.name)
         last = max(state.ends, default=created)
+        if state.unfinished:
+            status = RunStatus.FAILED
+            report.problems.append(
+                f"{len(state.unfinished)} scenario(s) end in a crashed or unfinished attempt: "
+                f"{', '.join(state.unfinished)} (unscored; vae run --resume runs them again)"
+            )
         await writer.update_run_status(rid, status, last)
         if state.scoring_created:
             report.scoring_id = state.scoring_id
@@ -121,6 +138,7 @@ def _survey(path: Path) -> _Source:
     if not path.is_dir():
         raise FileNotFoundError(f"{path}: no such directory")
     root = path.resolve()
+    RUN_ROOT.set(root)
     found = scan(root)
     if not found:
         raise ImportSourceError(
@@ -150,6 +168,8 @@ class _RunState:
     scoring_created: bool = False
     ends: list[int] = field(default_factory=list)
     scores: list[ScoreRecord] = field(default_factory=list)
+    #: Scenarios whose last attempt crashed or never ended.
+    unfinished: list[str] = field(default_factory=list)
 
 
 async def _import_scenario(
@@ -167,7 +187,9 @@ async def _import_scenario(
         await writer.add_artifact(ArtifactRecord(run_id, f"{dirs.name}/{name}", raw))
     for number, attempt_dir in enumerate(dirs.attempts, start=1):
         session_id = session_id_for(run_id, dirs.name, number)
-        data = await asyncio.to_thread(read_attempt, attempt_dir.path, session_id, state.created_ns)
+        data = await asyncio.to_thread(
+            read_attempt, attempt_dir.path, session_id, state.created_ns, killed=attempt_dir.killed
+        )
         later = number < len(dirs.attempts)
         status = await _write_attempt(
             writer, run_id, dirs.name, number, session_id, data, later, attempt_dir.path.name
@@ -177,7 +199,9 @@ async def _import_scenario(
         report.attempts.append(
             AttemptReport(attempt_dir.path.name, session_id, number, status, data.problems)
         )
-        if data.metrics is not None and not later:
+        if not later and (data.crashed or data.ended_ns is None):
+            state.unfinished.append(dirs.name)
+        if data.metrics is not None and not later and not data.crashed:
             scores = original_scores(state.scoring_id, session_id, data.metrics)
             if scores and not state.scoring_created:
                 await writer.create_scoring(
@@ -221,6 +245,7 @@ async def _write_attempt(
         await writer.add_artifact(ArtifactRecord(run_id, artifact, text, session_id))
     status = "unfinished"
     if data.ended_ns is not None:
+        status = "crashed" if data.crashed else "ended"
         await writer.end_session(
             session_id,
             ended_ns=data.ended_ns,
@@ -230,10 +255,9 @@ async def _write_attempt(
             user_turns=data.user_turns,
             agent_turns=data.agent_turns,
         )
-        status = "ended"
     if superseded:
         await writer.mark_superseded(session_id, f"moved aside as {dirname} by a resume")
-        status = "superseded"
+        status = "superseded (crashed)" if data.crashed else "superseded"
     return status
 
 
@@ -261,36 +285,7 @@ def _run_ids(db_path: Path) -> list[str]:
         return reader.run_ids()
 
 
-def _invocations(run_args: Any) -> list[dict[str, Any]]:
-    items = run_args.get("invocations") if isinstance(run_args, dict) else None
-    return [i for i in items or [] if isinstance(i, dict)]
-
-
-def _created_ns(run_args: Any) -> int:
-    for inv in _invocations(run_args):
-        when = parse_time_ns(inv.get("started_at"))
-        if when is not None:
-            return when
-    return time.time_ns()
-
-
-def _options(run_args: Any, root: Path) -> dict[str, Any]:
-    """Run options the scorer reads, from the last invocation's parsed arguments."""
-    options: dict[str, Any] = {"end_policy": "tool-only", "imported_from": str(root)}
-    invocations = _invocations(run_args)
-    parsed = invocations[-1].get("parsed_args") if invocations else None
-    if isinstance(parsed, dict):
-        if isinstance(parsed.get("strict_match"), bool):
-            options["strict_match"] = parsed["strict_match"]
-        if isinstance(parsed.get("min_agent_turns"), int):
-            options["min_agent_turns"] = parsed["min_agent_turns"]
-        if isinstance(parsed.get("duration"), int | float):
-            options["max_duration_s"] = parsed["duration"]
-        options["nemo_args"] = json.loads(dumps(parsed))
-    return options
-
-
 def import_nemo_sync(
-    db_path: str | Path, results_dir: str | Path, *, run_id: str | None = None
+    db_path: str | Path, results_dir: str | Path, *, run_id: str | None = None, again: bool = False
 ) -> ImportReport:
-    return asyncio.run(import_nemo(db_path, results_dir, run_id=run_id))
+    return asyncio.run(import_nemo(db_path, results_dir, run_id=run_id, again=again))

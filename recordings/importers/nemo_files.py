@@ -2,7 +2,10 @@
 
 Every reader returns ``(value, problem)``: a missing file is ``(None, "")``
 (absence is normal for many files), a malformed one is ``(None, "why")`` so the
-importer can report it per scenario and carry on. Nothing here evaluates file
+importer can report it per scenario and carry on. A symlink that loops,
+dangles or leaves the run directory (:data:`RUN_ROOT`), and a special file
+(a FIFO, a device such as ``/dev/zero``), is a listed problem and is never
+followed or read: it could hang the import or read outside the source. Nothing here evaluates file
 content as code: Python-repr contexts go through :func:`ast.literal_eval`,
 which only builds literals.
 """
@@ -10,8 +13,10 @@ which only builds literals.
 from __future__ import annotations
 
 import ast
+import contextvars
 import json
 import re
+import stat
 import struct
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,9 +34,53 @@ _TURN_LINE = re.compile(
 _LATENCY_LINE = re.compile(r"^\s+→\s*Response latency:\s*(?P<ms>-?\d+(?:\.\d+)?)ms")
 
 
+#: The resolved run directory being imported; symlinks must stay inside it.
+RUN_ROOT: contextvars.ContextVar[Path | None] = contextvars.ContextVar("RUN_ROOT", default=None)
+
+
+def _label(path: Path) -> str:
+    root = RUN_ROOT.get()
+    if root is not None:
+        try:
+            return str(path.relative_to(root))
+        except ValueError:
+            pass
+    return path.name
+
+
+def usable(path: Path) -> tuple[bool, Problem]:
+    """Whether ``path`` is a regular file we may read: ``(False, "")`` when simply absent."""
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return False, ""
+    except OSError as exc:
+        return False, f"{_label(path)}: cannot be examined ({exc.strerror or exc})"
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = path.resolve(strict=True)
+        except FileNotFoundError:
+            return False, f"{_label(path)}: dangling symlink; not followed"
+        except (RuntimeError, OSError):
+            return False, f"{_label(path)}: symlink loop; not followed"
+        root = RUN_ROOT.get()
+        if root is not None and not target.is_relative_to(root):
+            return False, f"{_label(path)}: symlink leaves the run directory; not followed"
+        try:
+            st = target.stat()
+        except OSError as exc:
+            return False, f"{_label(path)}: cannot be examined ({exc.strerror or exc})"
+    if stat.S_ISDIR(st.st_mode):
+        return False, f"{_label(path)}: a directory where a file was expected; not read"
+    if not stat.S_ISREG(st.st_mode):
+        return False, f"{_label(path)}: not a regular file (special file); not read"
+    return True, ""
+
+
 def read_text(path: Path) -> tuple[str | None, Problem]:
-    if not path.is_file():
-        return None, ""
+    ok, problem = usable(path)
+    if not ok:
+        return None, problem
     try:
         return path.read_text(encoding="utf-8", errors="replace"), ""
     except OSError as exc:
@@ -183,8 +232,9 @@ def read_wav(path: Path) -> tuple[WavData | None, Problem]:
     readers refuse it. This reader parses the chunks itself and takes the data
     bytes actually present (whole frames only).
     """
-    if not path.is_file():
-        return None, ""
+    ok, problem = usable(path)
+    if not ok:
+        return None, problem
     try:
         blob = path.read_bytes()
     except OSError as exc:

@@ -9,7 +9,13 @@ Mapping (what cannot be mapped is kept raw as an artifact):
   its ``Start Time`` anchors the session; ``Stop reason`` the ending.
 - ``metrics.json`` -> stop reason, clean exit, turn counts, token usage
   (per-side totals spread over ``n_calls`` events so sums and call counts
-  match), its latencies as metrics; turns when the log has none.
+  match), its latencies as metrics; turns when the log has none. Every field
+  is type-checked first (``nemo_types``): a wrong type is a listed problem
+  and the field is ignored, never coerced.
+- An attempt that crashed or was killed (``__KILLED__``, moved aside by a
+  resume, no ``metrics.json``, or a WAV cut short) ends ``attempt_crashed``:
+  unfinished, never a clean exit, so a rescore leaves it unscored and a
+  resume runs it again.
 - ``final_agent_response.json`` (``[{"actions": [...]}]`` or a plain list) ->
   write-action tool calls with their ``side`` tags.
 - ``final_scenario_db_hash.txt`` -> final-state hashes (the DB itself was
@@ -37,6 +43,7 @@ from recordings.importers.nemo_files import (
     read_text,
     read_wav,
 )
+from recordings.importers.nemo_types import check_metrics
 from recordings.models import Channel, EventKind, EventRecord, FinalStateRecord, SegmentRecord, Side
 
 #: Raw files kept beside the session as artifacts (name -> size limit in bytes).
@@ -49,6 +56,9 @@ RAW_FILES = {
     "trace_metrics.json": 5_000_000,
 }
 STOP_REASONS = {"[EXIT]": "end_tool", "[TIMEOUT]": "max_duration"}
+
+
+CRASHED = "attempt_crashed"
 
 
 @dataclass
@@ -67,9 +77,13 @@ class AttemptData:
     artifacts: dict[str, str] = field(default_factory=dict)
     metrics: dict[str, Any] | None = None
     problems: list[str] = field(default_factory=list)
+    #: Why the attempt counts as crashed ("" when it finished).
+    crashed: str = ""
 
 
-def read_attempt(path: Path, session_id: str, fallback_start_ns: int) -> AttemptData:
+def read_attempt(
+    path: Path, session_id: str, fallback_start_ns: int, *, killed: bool = False
+) -> AttemptData:
     problems: list[str] = []
 
     def note(problem: str) -> None:
@@ -84,13 +98,28 @@ def read_attempt(path: Path, session_id: str, fallback_start_ns: int) -> Attempt
     if metrics is not None and not isinstance(metrics, dict):
         note("metrics.json: not an object")
         metrics = None
+    if metrics is not None:
+        metrics, wrong = check_metrics(metrics)
+        problems.extend(wrong)
     started = parse_time_ns(log.start_time) or _first_turn_ns(metrics) or fallback_start_ns
     data = AttemptData(started_ns=started, metrics=metrics, problems=problems)
     wav, p = read_wav(path / "conversation_log.wav")
     note(p)
     duration_s = _audio(data, wav, session_id)
     _transcripts(data, log, metrics, session_id)
-    _ending(data, log, metrics, duration_s, session_id)
+    crash = [
+        why
+        for cond, why in (
+            (killed, "killed (__KILLED__ marker or moved aside by a resume)"),
+            (metrics is None, "no usable metrics.json"),
+            (wav is not None and wav.truncated, "conversation_log.wav cut short"),
+        )
+        if cond
+    ]
+    if crash:
+        _crashed(data, "; ".join(crash), duration_s)
+    else:
+        _ending(data, log, metrics, duration_s, session_id)
     _actions(data, path, session_id)
     _tokens_and_latency(data, metrics, session_id)
     _final_states(data, path, session_id)
@@ -185,6 +214,15 @@ def _transcripts(
             counted.append(str(item["role"]))
     data.user_turns = counted.count("user")
     data.agent_turns = counted.count("agent")
+
+
+def _crashed(data: AttemptData, why: str, duration_s: float) -> None:
+    data.crashed = why
+    data.stop_reason = CRASHED
+    data.stop_detail = f"the imported attempt crashed or was killed: {why}"
+    data.clean_exit = False
+    data.ended_ns = data.started_ns + int(max(0.0, duration_s) * 1e9)
+    data.problems.append(f"attempt crashed or was killed ({why}): imported as unfinished")
 
 
 def _ending(
