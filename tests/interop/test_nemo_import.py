@@ -132,12 +132,19 @@ async def test_killed_crashed_and_broken_directories(results: Path, db_path: Pat
         assert len(r.read_channel(sid(fx.RETAIL, 1), Channel.USER).samples) == 12000
         assert any("cut short" in p for p in by_name[fx.RETAIL].attempts[0].problems)
         assert r.latest_attempts(RUN_ID)[fx.RETAIL].attempt == 2
-        # A crashed directory with no successor stays unfinished: a resume re-runs it.
+        assert killed.stop_reason == "attempt_crashed" and not killed.clean_exit
+        # A crashed directory with no successor is unfinished: a resume re-runs it.
         states = {d.scenario_name: d.state for d in classify_resume(r, RUN_ID)}
         assert states[fx.CRASHED] is ResumeState.IN_FLIGHT
-        assert by_name[fx.CRASHED].attempts[0].status == "unfinished"
-        assert [a.status for a in by_name[fx.RETAIL].attempts] == ["superseded", "ended"]
+        assert by_name[fx.CRASHED].attempts[0].status == "crashed"
+        crashed = r.session(sid(fx.CRASHED))
+        assert crashed is not None and crashed.stop_reason == "attempt_crashed"
+        assert "no usable metrics.json" in crashed.stop_detail
+        assert [a.status for a in by_name[fx.RETAIL].attempts] == ["superseded (crashed)", "ended"]
+        run = r.get_run(RUN_ID)
+        assert run is not None and run.status == "failed"
         assert states[fx.PIZZA] is ResumeState.COMPLETED
+    assert any(fx.CRASHED in p and "crashed or unfinished" in p for p in report.problems)
     broken = by_name[fx.BROKEN]
     problems = " | ".join(broken.problems + broken.attempts[0].problems)
     for expected in (
@@ -153,7 +160,7 @@ async def test_killed_crashed_and_broken_directories(results: Path, db_path: Pat
 
 async def test_rescore_of_imported_run_gives_expected_signals(results: Path, db_path: Path) -> None:
     report = await import_nemo(db_path, results)
-    result = await rescore(db_path, RUN_ID[:10], ScoringConfig())
+    result = await rescore(db_path, RUN_ID[:10], ScoringConfig(no_judge=True))
     with RecordingReader(db_path) as r:
         scores = {(s.session_id, s.signal): s for s in r.scores(result.scoring.scoring_id)}
     pizza, retail = sid(fx.PIZZA), sid(fx.RETAIL, 2)
@@ -176,8 +183,9 @@ async def test_rescore_of_imported_run_gives_expected_signals(results: Path, db_
     # Timing comes from the imported audio: the agent's first speech starts at 0.1 s.
     first_audio = scores[(pizza, "timing.time_to_first_agent_audio_s")].value
     assert first_audio == pytest.approx(0.1, abs=0.05)
-    # Unfinished attempts are not scored; the original verdicts are still there.
-    assert not any(k[0] == sid(fx.CRASHED) for k in scores)
+    # A crashed attempt is scored but never decided; the original verdicts are still there.
+    crashed = scores[(sid(fx.CRASHED), "is_successful")]
+    assert crashed.verdict is Verdict.UNSCORED and crashed.error == "unfinished: attempt_crashed"
     assert report.scoring_id and report.scoring_id != result.scoring.scoring_id
 
 
@@ -187,10 +195,14 @@ def test_cli_import_json_and_errors(results: Path, tmp_path: Path, db_path: Path
     assert ok.exit_code == 0, ok.output
     data = json.loads(ok.stdout)
     assert data["run_id"] == RUN_ID and len(data["scenarios"]) == 4
-    again = runner.invoke(vae, ["import", "nemo", str(results), "--db", str(db_path), "--json"])
+    twice = runner.invoke(vae, ["import", "nemo", str(results), "--db", str(db_path), "--json"])
+    assert twice.exit_code == 2 and f"already imported as run {RUN_ID}" in twice.output
+    again = runner.invoke(
+        vae, ["import", "nemo", str(results), "--db", str(db_path), "--json", "--again"]
+    )
     assert again.exit_code == 0 and json.loads(again.stdout)["run_id"] == f"{RUN_ID}-2"
     taken = runner.invoke(
-        vae, ["import", "nemo", str(results), "--db", str(db_path), "--run-id", RUN_ID]
+        vae, ["import", "nemo", str(results), "--db", str(db_path), "--run-id", RUN_ID, "--again"]
     )
     assert taken.exit_code == 2 and "already exists" in taken.output
     missing = runner.invoke(vae, ["import", "nemo", str(tmp_path / "nope"), "--db", str(db_path)])
@@ -200,12 +212,12 @@ def test_cli_import_json_and_errors(results: Path, tmp_path: Path, db_path: Path
     nothing = runner.invoke(vae, ["import", "nemo", str(empty), "--db", str(db_path)])
     assert nothing.exit_code == 1 and "no scenario directories" in nothing.output
     text = runner.invoke(
-        vae, ["import", "nemo", str(results), "--db", str(db_path), "--run-id", "named"]
+        vae, ["import", "nemo", str(results), "--db", str(db_path), "--run-id", "named", "--again"]
     )
     assert text.exit_code == 0 and "vae rescore --run named" in text.output
     assert "malformed JSON" in text.output
     env = {"VAE_DB": str(db_path), "VAE_IMPORT_RUN_ID": "from-env"}
-    by_env = runner.invoke(vae, ["import", "nemo", str(results), "--json"], env=env)
+    by_env = runner.invoke(vae, ["import", "nemo", str(results), "--json", "--again"], env=env)
     assert by_env.exit_code == 0 and json.loads(by_env.stdout)["run_id"] == "from-env"
     assert "NeMo evaluation results" in runner.invoke(vae, ["import", "nemo", "--help"]).output
 
