@@ -11,10 +11,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from recordings.bot_errors import bot_errors
 from recordings.export import transcript
 from recordings.models import Channel, EventKind, ScoringRecord, SessionRecord, Verdict
 from recordings.reader import RecordingReader
 from recordings.selection import select_run
+from recordings.stop_reasons import is_finished
 from scorer_service import signals
 from scorer_service.aggregate import SessionOutcome
 from scorer_service.ledger import compare, current_scoring, resolve_scoring, session_outcomes
@@ -139,6 +141,9 @@ def _session(
         "status": str(session.status),
         "verdict": overall,
         "stop_reason": session.stop_reason or "",
+        "stop_detail": session.stop_detail,
+        "finished": is_finished(session.stop_reason),
+        "bot_errors": bot_errors(reader, session.session_id),
         "clean_exit": session.clean_exit,
         "duration_s": round(session.duration_s, 2),
         "user_turns": session.user_turns,

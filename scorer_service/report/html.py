@@ -110,6 +110,22 @@ def _summary(data: dict[str, Any]) -> str:
         + "</div>"
         + f"<p>Response latency p50 {sec('p50_s')}, p90 {sec('p90_s')}, p95 {sec('p95_s')} "
         f"over {lat.get('count', 0)} responses. Stalled: {escape(stalled)}.</p>"
+        + _unscored_note(summary)
+    )
+
+
+def _unscored_note(summary: dict[str, Any]) -> str:
+    """Rates count decided sessions only: say how many were left out, and why."""
+    block = summary.get("unscored")
+    if not isinstance(block, dict) or not block.get("gating"):
+        return ""
+    causes = block.get("causes")
+    found = causes.items() if isinstance(causes, dict) else []
+    why = ", ".join(f"{k}: {v}" for k, v in found) or "unknown"
+    return (
+        f"<p class='unscored'><b>{int(block.get('sessions', 0))} session(s) unscored</b>, left "
+        f"out of the success rate; {int(block.get('gating', 0))} with an unscored gating "
+        f"signal (causes: {escape(why)}).</p>"
     )
 
 
@@ -127,11 +143,14 @@ def _session_table(sessions: list[dict[str, Any]]) -> str:
             + "".join(f"<li>{escape(r)}</li>" for r in f["reasons"])
             + "</ul></li>"
             for f in s["failing"]
-        )
+        ) + "".join(f"<li><b>bot error</b> {escape(str(e))}</li>" for e in s.get("bot_errors", []))
+        stop = escape(s["stop_reason"])
+        if s["stop_reason"] and not s.get("finished", True):
+            stop += f" <span class='small'>(unfinished: {escape(s.get('stop_detail', ''))})</span>"
         rows.append(
             f'<tr class="session-row"><td><a href="#s{i}">{escape(s["scenario_name"])}</a></td>'
             f"<td>{escape(s['domain'])}</td><td>{_badge(s['verdict'])}</td>"
-            f"<td>{escape(s['stop_reason'])}</td><td>{s['duration_s']:.1f} s</td>"
+            f"<td>{stop}</td><td>{s['duration_s']:.1f} s</td>"
             f"<td>{s['user_turns']}/{s['agent_turns']}</td>"
             f"<td><ul class='reasons'>{why}</ul></td></tr>"
         )
