@@ -125,6 +125,7 @@ def read_attempt(
     _final_states(data, path, session_id)
     for name, limit in RAW_FILES.items():
         raw, p = read_text(path / name)
+        note(p)
         if raw is not None and len(raw.encode()) <= limit:
             data.artifacts[name] = raw
         elif raw is not None:

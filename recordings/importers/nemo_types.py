@@ -69,6 +69,8 @@ def _expected(kind: Any) -> str:
         dict: "an object",
         type(None): "null",
     }
+    if int in kind and float in kind:
+        kind = tuple(k for k in kind if k is not int)
     return " or ".join(dict.fromkeys(names.get(k, k.__name__) for k in kind))
 
 
