@@ -16,7 +16,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "scoring.md"
 
 
 def test_every_enum_value_is_classified() -> None:
-    names = {k.removeprefix("STOP_REASON_").lower() for k in bridge_pb2.StopReason.keys()}
+    names = {k.removeprefix("STOP_REASON_").lower() for k, _ in bridge_pb2.StopReason.items()}
     names.discard("unspecified")
     assert names <= set(stop_reasons.BY_NAME), names - set(stop_reasons.BY_NAME)
     assert {str(s) for s in StopReason} <= set(stop_reasons.BY_NAME)
