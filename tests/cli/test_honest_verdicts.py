@@ -17,6 +17,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -31,6 +32,7 @@ from bridge_service.server import BridgeServer
 from cli.main import vae
 from recordings.models import SessionStatus
 from recordings.reader import RecordingReader
+from recordings.writer import open_writer
 from scorer_service import ledger
 from scorer_service.server import start_scorer
 from tests.bridge_service.bots import TestBot, tone
@@ -139,6 +141,13 @@ async def row_no_judge_refused(tmp_path: Path, _bridge: BridgeServer) -> None:
     assert code == 2 and out == ""
     assert "need a judge" in err and "book_ok" in err
     assert "--judge-base-url" in err and "--no-judge" in err
+    scorer = await start_scorer(db, "127.0.0.1:0")
+    try:  # the Rescore RPC refuses the same way (INVALID_ARGUMENT: a usage error)
+        address = f"127.0.0.1:{scorer.port}"
+        code, _, err = await cli("rescore", "--run", "2024", "--scorer", address)
+    finally:
+        await scorer.stop(1.0)
+    assert code == 2 and "need a judge" in err and "config.no_judge" in err
     with RecordingReader(db) as reader:
         assert reader.scorings() == []
 
@@ -155,6 +164,47 @@ async def row_no_judge_opted_out(tmp_path: Path, _bridge: BridgeServer) -> None:
         nl = verdicts(reader, scoring.scoring_id, "NL_ASSERTION")
     assert sorted(got.values()) == ["failed", "unscored", "unscored"]
     assert "passed" not in nl.values() and "not_applicable" not in nl.values()
+
+
+async def row_rescore_killed(tmp_path: Path, _bridge: BridgeServer) -> None:
+    db, overrides = await judge_db(tmp_path)
+    judge = FakeJudge()
+    judge.default = "hang"  # holds every request open until released
+    judge.thread.start()
+    proc = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "cli.main", "rescore", "--run", "2024", "--db", str(db)],
+        *["--overrides", str(overrides), "--judge-base-url", judge.base_url],
+        *["--judge-model", "m", "--judge-timeout", "60"],
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        await until(lambda: judge.requests > 0)
+        with RecordingReader(db) as reader:
+            assert [s.status for s in reader.scorings()] == ["running"]
+        proc.kill()
+        await proc.wait()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        judge.release.set()
+        judge.server.shutdown()
+        judge.server.server_close()
+    code, out, _ = await cli("scores", "list", "--db", str(db))
+    assert code == 0 and "interrupted" in out and "complete" not in out
+    with sqlite3.connect(db) as raw:
+        assert raw.execute("SELECT status FROM scorings").fetchall() == [("running",)]
+    async with open_writer(db):
+        pass  # the store opened for writing marks what a dead process left running
+    with sqlite3.connect(db) as raw:
+        ((status, summary),) = raw.execute("SELECT status, summary_json FROM scorings")
+    assert status == "interrupted" and "ended before the scoring finished" in summary
+    with RecordingReader(db) as reader:
+        (run_id,) = reader.run_ids()
+        assert ledger.current_scoring(reader, run_id) is None
 
 
 # ---------------------------------------------------------------- the bridge rows
@@ -393,6 +443,7 @@ ROWS: dict[str, Row] = {
     "judge answering garbage": row_judge_garbage,
     "no judge configured: refused": row_no_judge_refused,
     "no judge, opted out: unscored": row_no_judge_opted_out,
+    "a rescore killed mid-scoring": row_rescore_killed,
     "Ctrl-C then resume": row_ctrl_c_then_resume,
     "a missing peer": row_missing_peer,
     "a connector that refuses": row_connector_refuses,
