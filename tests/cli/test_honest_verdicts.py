@@ -293,6 +293,45 @@ async def row_ctrl_c_then_resume(tmp_path: Path, bridge: BridgeServer) -> None:
         assert rows[(name, 2)].stop_reason == "end_tool"
 
 
+async def row_ctrl_c_during_demo(tmp_path: Path, _bridge: BridgeServer) -> None:
+    db = tmp_path / "demo.db"
+    proc = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "cli.main", "demo", "--db", str(db)],
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+    def in_flight() -> bool:
+        if not db.exists():
+            return False
+        with sqlite3.connect(db) as raw:
+            tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master")}
+            if "sessions" not in tables:
+                return False
+            (n,) = raw.execute("SELECT count(*) FROM sessions WHERE status = 'running'").fetchone()
+        return bool(n)
+
+    try:
+        await until(in_flight, 120)
+        proc.send_signal(signal.SIGINT)
+        raw_out, raw_err = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    err = raw_err.decode()
+    assert proc.returncode == 1 and "Success rate" not in raw_out.decode()
+    with RecordingReader(db) as reader:
+        (run,) = reader.list_runs()
+        stops = {s.stop_reason for s in reader.sessions(run.run_id)}
+    assert run.status == "cancelled" and stops <= {"cancelled", "end_tool", "user_hang_up"}
+    assert "cancelled" in stops
+    assert f"interrupted: run {run.run_id} cancelled" in err
+    assert f"vae run --resume {run.run_id}" in err
+
+
 async def row_missing_peer(tmp_path: Path, bridge: BridgeServer) -> None:
     path = tmp_path / "alone.yaml"
     path.write_text(yaml.safe_dump(scenario("alone")))
@@ -445,6 +484,7 @@ ROWS: dict[str, Row] = {
     "no judge, opted out: unscored": row_no_judge_opted_out,
     "a rescore killed mid-scoring": row_rescore_killed,
     "Ctrl-C then resume": row_ctrl_c_then_resume,
+    "Ctrl-C during vae demo": row_ctrl_c_during_demo,
     "a missing peer": row_missing_peer,
     "a connector that refuses": row_connector_refuses,
     "an imported attempt that crashed": row_import_crashed,
