@@ -85,7 +85,7 @@ class FakeJudge:
             # Hold the request open a moment so concurrent requests overlap.
             self.release.wait(0.2)
             mode = "good"
-        if mode in ("429", "500"):
+        if mode in ("401", "403", "404", "429", "500"):
             payload = json.dumps({"error": {"message": f"synthetic {mode}"}}).encode()
             handler.send_response(int(mode))
             handler.send_header("content-type", "application/json")

@@ -11,7 +11,9 @@ from recordings.models import Verdict
 from recordings.reader import RecordingReader
 from scorer_service import signals
 from scorer_service.config import JudgeSettings, ScoringConfig
+from scorer_service.judge.client import JudgeUnusableError
 from scorer_service.judge.prompt import JudgeOutputError, parse_verdict, prompt_hash
+from scorer_service.ledger import current_scoring
 from scorer_service.rescore import RescoreResult, rescore
 from tests.factories import SessionSpec, ToolCallSpec, conversation, scenario, write_run
 from tests.scorer_service.conftest import FakeJudge
@@ -183,3 +185,51 @@ def test_invalid_replies_are_rejected(text: str) -> None:
 def test_fenced_and_embedded_json_are_read() -> None:
     assert parse_verdict('Sure!\n```json\n{"score": 0.5, "reason": "ok"}\n```').score == 0.5
     assert parse_verdict('Verdict: {"score": 1, "reason": "fine"} done').score == 1.0
+
+
+@pytest.mark.parametrize("status", ["401", "403", "404"])
+async def test_unusable_judge_fails_the_scoring(
+    db_path: Path, fake_judge: FakeJudge, status: str
+) -> None:
+    await qa_run(db_path, n=3)
+    fake_judge.default = status
+    with pytest.raises(JudgeUnusableError, match=f"HTTP {status}") as caught:
+        await rescore(db_path, "2024", judge_config(fake_judge, concurrency=1))
+    assert "recorded as failed" in str(caught.value)
+    assert fake_judge.requests == 1  # detected on the first call, never retried
+    with RecordingReader(db_path) as reader:
+        (scoring,) = reader.scorings()
+        assert scoring.status == "failed" and "cannot be used" in str(scoring.summary["error"])
+        assert current_scoring(reader, reader.run_ids()[0]) is None
+
+
+async def test_a_judge_that_answered_once_then_fails_is_judge_error(
+    db_path: Path, fake_judge: FakeJudge
+) -> None:
+    await qa_run(db_path, n=2)
+    fake_judge.behaviours.extend(["good", "404"])
+    result = await rescore(db_path, "2024", judge_config(fake_judge, concurrency=1))
+    assert result.scoring.status == "complete"
+    verdicts = sorted(str(by_signal(result, i)[signals.JUDGE_PASSED].verdict) for i in (0, 1))
+    assert verdicts == ["passed", "unscored"]
+    assert result.scoring.summary["unscored"]["causes"] == {"judge_error": 1}
+
+
+async def test_cache_is_per_endpoint_and_can_be_bypassed(
+    db_path: Path, fake_judge: FakeJudge
+) -> None:
+    await qa_run(db_path, n=1)
+    await rescore(db_path, "2024", judge_config(fake_judge))
+    assert fake_judge.requests == 1
+    other = FakeJudge()
+    other.thread.start()
+    try:  # same model name, another endpoint: never a cached reply from the first
+        await rescore(db_path, "2024", judge_config(other))
+        assert other.requests == 1
+    finally:
+        other.server.shutdown()
+        other.server.server_close()
+    await rescore(db_path, "2024", judge_config(fake_judge, no_cache=True))
+    assert fake_judge.requests == 2
+    await rescore(db_path, "2024", judge_config(fake_judge))
+    assert fake_judge.requests == 2  # the fresh reply refreshed the cache
