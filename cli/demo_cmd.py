@@ -35,6 +35,7 @@ from cli.common import json_option, print_json, setup_logging
 from recordings.reader import RecordingReader
 from scorer_service.report import render_html, report_data
 from scorer_service.server import start_scorer
+from scorer_service.unscored import unscored_line
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.scorer.v1 import scorer_pb2, scorer_pb2_grpc
 
@@ -215,6 +216,9 @@ def print_summary(result: DemoResult, db_path: Path) -> None:
     if isinstance(domains, dict) and domains:
         per = ", ".join(f"{d} {_rate(b.get('success_rate'))}" for d, b in sorted(domains.items()))
         click.echo(f" ({per})", nl=False)
+    line = unscored_line(s)
+    if line:
+        click.echo(f"\n{line}", nl=False)
     signals = s.get("signals", {})
     click.echo(
         "\nper signal: " + ", ".join(f"{k} {_rate(v.get('rate'))}" for k, v in signals.items())

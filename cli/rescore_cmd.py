@@ -46,6 +46,7 @@ from scorer_service.judge.client import JudgeUnusableError
 from scorer_service.registry import SCORER_NAMES
 from scorer_service.rescore import RescoreError, rescore
 from scorer_service.text import flips_as_dicts, render_flips, render_summary, scoring_as_dict
+from scorer_service.unscored import causes_text
 from scorer_service.wire_client import remote_rescore
 
 _USAGE_CODES = (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT)
@@ -304,6 +305,9 @@ def scores_list(run: str, db_path: Path, as_json: bool) -> None:
         rate = s.summary.get("success_rate")
         shown = "n/a" if not isinstance(rate, float | int) else f"{rate * 100:.1f}%"
         label = f"  [{s.config.get('label')}]" if s.config.get("label") else ""
+        block = s.summary.get("unscored")
+        if isinstance(block, dict) and block.get("sessions"):
+            label += f"  ({block['sessions']} unscored: {causes_text(block)})"
         click.echo(
             f"{s.scoring_id}  {state:<12} success {shown:>6}  judge {s.judge_model or '-'}{label}"
         )

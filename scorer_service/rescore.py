@@ -277,7 +277,7 @@ async def _run(
         raise
     outcomes.sort(key=lambda o: o.scenario_name)
     summary = summarise(outcomes)
-    summary["unscored"] = unscored_block(outcomes)
+    summary["unscored"] = unscored_block(outcomes, never_ended=plan.skipped)
     summary["bot_errors"] = bot_errors_block(outcomes)
     summary["skipped_unfinished"] = plan.skipped
     stats = judge.stats if judge is not None else JudgeStats()

@@ -9,7 +9,9 @@ report all read this one block from the scoring's summary:
 "scenarios": [...]}`` — ``sessions`` counts sessions whose ``is_successful``
 is unscored; ``gating`` counts sessions with at least one gating signal
 unscored (also those failed on another signal); ``causes`` counts each cause
-once per session. ``bot_errors``: ``{scenario: [lines]}``.
+once per session; sessions still running when their bridge stopped are not
+scored at all and counted as ``unfinished: never ended`` (listed by session
+id). ``bot_errors``: ``{scenario: [lines]}``.
 """
 
 from __future__ import annotations
@@ -37,11 +39,15 @@ def gating_unscored(outcome: SessionOutcome) -> bool:
     return score.verdict is Verdict.UNSCORED or bool(score.detail.get("unscored"))
 
 
-def unscored_block(outcomes: list[SessionOutcome]) -> dict[str, Any]:
+def unscored_block(
+    outcomes: list[SessionOutcome], never_ended: list[str] | None = None
+) -> dict[str, Any]:
+    """The block above; ``never_ended`` are session ids left running (not scored at all)."""
     causes: Counter[str] = Counter()
-    sessions = 0
-    gating = 0
-    scenarios: list[str] = []
+    sessions = gating = len(never_ended or [])
+    if sessions:
+        causes["unfinished: never ended"] = sessions
+    scenarios: list[str] = list(never_ended or [])
     for o in outcomes:
         score = o.get(signals.IS_SUCCESSFUL)
         if score is not None and score.verdict is Verdict.UNSCORED:

@@ -1,0 +1,88 @@
+"""A bridge that fails is said so: `bridge_error` sessions, `failed` runs with their error.
+
+These failures cannot be produced from outside (they are bugs or crashes of
+the bridge itself), so each test breaks one internal step of a real bridge
+with ``monkeypatch`` and checks that the session and the run never read as
+finished or completed, and that WatchRun, GetRun and the store carry the error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from bridge_service import session as session_module
+from bridge_service.server import BridgeServer
+from cli.main import vae
+from recordings.reader import RecordingReader
+from tests.bridge_service.bots import TestBot, tone
+from tests.bridge_service.conftest import scenario, start_run, watch
+from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.common.v1 import common_pb2
+
+
+async def talk(bot: TestBot) -> None:
+    await bot.speak(tone(0.3, 16000))
+    await bot.ending.wait()
+
+
+async def test_a_session_the_bridge_fails_is_bridge_error(
+    bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub, monkeypatch: Any
+) -> None:
+    async def broken(_self: Any) -> None:
+        raise RuntimeError("the clock broke")
+
+    monkeypatch.setattr(session_module.OpenMicClock, "run", broken)
+    run_id = await start_run(stub, [scenario("s1")], max_auto_retries=0)
+    bots = [
+        TestBot(bridge.address, role, talk, run_filter=run_id)
+        for role in (common_pb2.ROLE_USER, common_pb2.ROLE_AGENT)
+    ]
+    *_, events = await asyncio.gather(*(b.run() for b in bots), watch(stub, run_id))
+    assert events[-1].status == bridge_pb2.RUN_STATUS_FAILED
+    assert "s1: bridge_error" in events[-1].message and "the clock broke" in events[-1].message
+    with RecordingReader(bridge.db_path) as reader:
+        (s,) = reader.sessions(run_id)
+        run = reader.get_run(run_id)
+    assert s.stop_reason == "bridge_error" and s.clean_exit is False
+    assert "RuntimeError: the clock broke" in s.stop_detail
+    assert run is not None and run.status == "failed" and "bridge_error" in run.error
+
+
+@pytest.mark.parametrize("use_cli", [False, True])
+async def test_an_exception_while_running_a_run_fails_it(
+    bridge: BridgeServer,
+    stub: bridge_pb2_grpc.BridgeServiceStub,
+    monkeypatch: Any,
+    use_cli: bool,
+    tmp_path: Any,
+) -> None:
+    async def broken(*_args: Any) -> Any:
+        raise RuntimeError("scheduler exploded")
+
+    assert bridge.runs is not None
+    monkeypatch.setattr(bridge.runs.executor, "_attempt", broken)
+    if use_cli:
+        path = tmp_path / "s.json"
+        path.write_text('{"name": "s1"}')
+        result = await asyncio.to_thread(
+            CliRunner().invoke, vae, ["run", str(path), "--bridge", bridge.address, "--run-id", "x"]
+        )
+        assert result.exit_code == 1
+        assert "run x failed: the bridge failed running the run" in result.stdout
+        assert "scheduler exploded" in result.stdout and "completed" not in result.stdout
+        shown = CliRunner().invoke(vae, ["runs", "show", "x", "--db", str(bridge.db_path)])
+        assert "RuntimeError: scheduler exploded" in shown.stdout
+        return
+    run_id = await start_run(stub, [scenario("s1"), scenario("s2")])
+    events = await watch(stub, run_id)
+    assert events[-1].kind == bridge_pb2.RUN_EVENT_KIND_RUN_FINISHED
+    assert events[-1].status == bridge_pb2.RUN_STATUS_FAILED
+    assert "RuntimeError: scheduler exploded" in events[-1].message
+    got = await stub.GetRun(bridge_pb2.GetRunRequest(run_id=run_id))
+    assert got.run.status == bridge_pb2.RUN_STATUS_FAILED
+    assert "scheduler exploded" in got.run.error
+    assert got.run.scenarios_done < got.run.scenarios_total
