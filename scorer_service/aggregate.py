@@ -1,7 +1,8 @@
 """Run-level aggregation of a scoring, per run and per domain.
 
 Rates are passed / (passed + failed): not-applicable and unscored verdicts are
-counted beside the rate but never in it. Stalled sessions count as failures in
+counted beside the rate but never in it. Sessions of unfinished attempts are
+left out of per-signal rates (their composites are unscored). Stalled sessions count as failures in
 the composites and are left out of per-signal rates (listed under
 ``stalled``). Latency figures pool every response latency of the run (not a
 mean of means). pass^k (τ²): for scenarios scored n >= 2 times — several
@@ -34,6 +35,12 @@ class SessionOutcome:
         return next((s for s in self.scores if s.signal == signal), None)
 
     @property
+    def unfinished(self) -> bool:
+        """The attempt did not finish: no signal of it counts in a rate."""
+        s = self.get(signals.IS_SUCCESSFUL)
+        return s is not None and s.error.startswith("unfinished")
+
+    @property
     def stalled(self) -> bool:
         s = self.get(signals.STALLED)
         return s is not None and s.verdict is Verdict.FAILED
@@ -46,7 +53,7 @@ def _counts(verdicts: list[Verdict]) -> dict[str, Any]:
 
 
 def _block(outcomes: list[SessionOutcome]) -> dict[str, Any]:
-    active = [o for o in outcomes if not o.stalled]
+    active = [o for o in outcomes if not o.stalled and not o.unfinished]
     block: dict[str, Any] = {"sessions": len(outcomes)}
     for name in signals.COMPOSITES:
         found = [s.verdict for o in outcomes if (s := o.get(name)) is not None]

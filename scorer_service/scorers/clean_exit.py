@@ -8,6 +8,9 @@ End policies (the bridge's ``EndPolicy``):
   nothing more to say).
 
 A session still running (no stop reason) is not applicable: it has not exited.
+An attempt that did not finish (cancelled, a peer that never joined, a crashed
+import ...: ``recordings.stop_reasons``) is ``unscored``: how it ended says
+nothing about the agent.
 Stop reasons are read in any spelling the store may hold (``end_tool``,
 ``STOP_REASON_END_TOOL``, the established ``[EXIT]``/``[TIMEOUT]``).
 """
@@ -15,6 +18,7 @@ Stop reasons are read in any spelling the store may hold (``end_tool``,
 from __future__ import annotations
 
 from recordings.models import Verdict
+from recordings.stop_reasons import describe, is_finished, unfinished_cause
 from scorer_service import signals
 from scorer_service.context import ScoringContext
 from scorer_service.scorers.base import SignalScore, info, passed_or_failed
@@ -52,6 +56,10 @@ class CleanExitScorer:
         if not reason:
             detail["reason"] = "the session has not ended"
             return [SignalScore(signals.CLEAN_EXIT, Verdict.NOT_APPLICABLE, None, detail)]
+        if not is_finished(reason):
+            detail["reason"] = describe(reason)
+            cause = unfinished_cause(reason)
+            return [SignalScore(signals.CLEAN_EXIT, Verdict.UNSCORED, None, detail, cause)]
         spoken = [t for t in ctx.transcripts if t.text.strip()]
         last = spoken[-1].side if spoken else None
         detail["last_speaker"] = last

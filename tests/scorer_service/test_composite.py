@@ -59,6 +59,8 @@ CLEAN_CASES: list[tuple[str, str | None, str, str | None, Verdict]] = [
     ("max duration", "max_duration", "valid-terminal-state", "user", F),
     ("bot disconnected", "bot_disconnected", "tool-only", "agent", F),
     ("not ended", None, "tool-only", "agent", NA),
+    ("cancelled: unfinished, not a verdict", "cancelled", "valid-terminal-state", "user", U),
+    ("a peer never joined", "peer_never_joined", "tool-only", None, U),
 ]
 
 
