@@ -326,7 +326,8 @@ async def row_ctrl_c_during_demo(tmp_path: Path, _bridge: BridgeServer) -> None:
     with RecordingReader(db) as reader:
         (run,) = reader.list_runs()
         stops = {s.stop_reason for s in reader.sessions(run.run_id)}
-    assert run.status == "cancelled" and stops <= {"cancelled", "end_tool", "user_hang_up"}
+    assert run.status == "cancelled", (run.status, run.error, err)
+    assert stops <= {"cancelled", "end_tool", "user_hang_up"}
     assert "cancelled" in stops
     assert f"interrupted: run {run.run_id} cancelled" in err
     assert f"vae run --resume {run.run_id}" in err
