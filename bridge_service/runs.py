@@ -263,7 +263,8 @@ class RunManager:
     async def shutdown(self) -> None:
         """End live sessions with ``shutdown``; wait for runs to record their end."""
         for run in self.runs.values():
-            if not run.finished:
+            # A run already being cancelled stays `cancelled`: the user asked first.
+            if not run.finished and not run.cancel.is_set():
                 run.shutting_down = True
                 run.cancel.set()
         for session in list(self.live_sessions.values()):
