@@ -32,6 +32,7 @@ from bridge_service.config import BridgeSettings
 from bridge_service.server import BridgeServer
 from cli import run_summary
 from cli.common import json_option, print_json, setup_logging
+from cli.run_start import start_run
 from recordings.reader import RecordingReader
 from scorer_service.report import render_html, report_data
 from scorer_service.server import start_scorer
@@ -78,8 +79,7 @@ async def _run_suite(
         request = bridge_pb2.StartRunRequest(
             sources=[bridge_pb2.ScenarioSource(path=str(suite))], options=options
         )
-        run = (await stub.StartRun(request)).run
-        _STARTED.append(run.run_id)
+        run = (await start_run(stub, request, _STARTED)).run
         total = run.scenarios_total
         done = 0
         with click.progressbar(

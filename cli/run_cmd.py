@@ -19,6 +19,7 @@ import grpc
 
 from cli import run_summary
 from cli.common import db_option, json_option, print_json, store_errors, token_option
+from cli.run_start import start_run
 from recordings.reader import RecordingReader
 from recordings.selection import select_run
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
@@ -125,7 +126,7 @@ async def _run(
 ) -> int:
     async with client_channel(address, token=token, tls_ca=tls_ca) as channel:
         stub = bridge_pb2_grpc.BridgeServiceStub(channel)
-        response = await stub.StartRun(request)
+        response = await start_run(stub, request, started if started is not None else [])
         if request.dry_run:
             rows = [
                 {
@@ -143,8 +144,6 @@ async def _run(
                 click.echo(_table(rows, ["scenario", "state", "reason"]))
             return 0
         run = response.run
-        if started is not None:
-            started.append(run.run_id)
         if response.classifications and not as_json:
             for c in response.classifications:
                 click.echo(f"{c.scenario_name}: {_RESUME.get(c.state, '')} ({c.reason})", err=True)
