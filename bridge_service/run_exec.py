@@ -273,6 +273,7 @@ class RunExecutor:
             result.duration_s,
             "ended",
             plan.retry_reason,
+            result.detail,
         )
         message = f"{plan.scenario.name} attempt {plan.attempt}: {result.stop_reason}"
         if result.detail:

@@ -135,7 +135,10 @@ class RunState:
         return self.status not in (RunStatus.RUNNING, RunStatus.PENDING)
 
 
-def run_view(reader: RecordingReader, record: RunRecord, live: RunState | None) -> RunView:
+def run_view(
+    reader: RecordingReader, record: RunRecord, live: RunState | None, *, errors: bool = True
+) -> RunView:
+    """The run as GetRun/WatchRun report it; ``errors=False`` skips the bot-error scan (lists)."""
     sessions = reader.sessions(record.run_id)
     latest = reader.latest_attempts(record.run_id)
     total = len(reader.run_scenarios(record.run_id))
@@ -150,7 +153,8 @@ def run_view(reader: RecordingReader, record: RunRecord, live: RunState | None) 
         scenarios_done=live.done if live else done,
         vae_version=record.vae_version,
         sessions=[
-            SessionSummary.from_record(s, bot_errors(reader, s.session_id)) for s in sessions
+            SessionSummary.from_record(s, bot_errors(reader, s.session_id) if errors else [])
+            for s in sessions
         ],
         error=live.error if live else record.error,
     )

@@ -204,7 +204,7 @@ class RunManager:
     async def list_runs(self, prefix: str, limit: int) -> list[RunView]:
         def build(reader: RecordingReader) -> list[RunView]:
             return [
-                run_view(reader, r, self.runs.get(r.run_id))
+                run_view(reader, r, self.runs.get(r.run_id), errors=False)
                 for r in reader.list_runs(prefix, limit)
             ]
 
