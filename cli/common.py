@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -95,6 +96,13 @@ def store_errors(func: F) -> F:
             raise click.UsageError(str(exc)) from exc
         except StoreError as exc:
             click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+        except sqlite3.Error as exc:
+            # A file damaged past its header shows only when a query reads it.
+            from recordings.db_file import describe_sqlite_error
+
+            path = kwargs.get("db_path")
+            click.echo(f"error: {describe_sqlite_error(Path(path or '?'), exc)}", err=True)
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
