@@ -28,6 +28,7 @@ from bridge_service.connectors.base import (
     SessionStartInfo,
     StateSyncOut,
 )
+from recordings import identifiers
 from recordings.models import EventKind, Side
 from vae.bridge.v1 import bridge_pb2
 from vae.common.v1 import common_pb2
@@ -88,6 +89,8 @@ def join_info(join: bridge_pb2.Join) -> tuple[Side, BotInfo, int, int]:
     bot = BotInfo(join.bot.name, join.bot.version, dict(join.bot.labels))
     send = audio_rate(join.send_format, "join.send_format")
     receive = audio_rate(join.receive_format, "join.receive_format")
+    if join.run_filter and (why := identifiers.problem(join.run_filter)):
+        raise BotProtocolError("join.run_filter", f"{join.run_filter[:40]!r} {why}")
     return side, bot, send, receive
 
 

@@ -37,6 +37,7 @@ from bridge_service.run_model import (
 )
 from bridge_service.scenario_files import Source, load_sources
 from bridge_service.session import Session
+from recordings import identifiers
 from recordings.errors import ScenarioError
 from recordings.models import RunRecord, RunScenario, RunStatus
 from recordings.reader import RecordingReader
@@ -99,6 +100,9 @@ class RunManager:
         resume: str = "",
         dry_run: bool = False,
     ) -> tuple[RunView | None, list[Classification]]:
+        identifiers.check("run_id", run_id, allow_empty=True)
+        identifiers.check("resume", resume, allow_empty=True)
+        identifiers.check_all("options.tags", overrides.get("tags", []))
         if resume:
             return await self._resume(sources, overrides, resume, dry_run)
         if dry_run:
@@ -202,6 +206,7 @@ class RunManager:
         return result
 
     async def list_runs(self, prefix: str, limit: int) -> list[RunView]:
+        identifiers.check("prefix", prefix, allow_empty=True)
         def build(reader: RecordingReader) -> list[RunView]:
             return [
                 run_view(reader, r, self.runs.get(r.run_id))

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import click
 
 from recordings.errors import RunSelectionError, StoreError
+from recordings.identifiers import InvalidIdentifier
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -90,7 +91,7 @@ def store_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except RunSelectionError as exc:
+        except (RunSelectionError, InvalidIdentifier) as exc:
             raise click.UsageError(str(exc)) from exc
         except FileNotFoundError as exc:
             raise click.UsageError(str(exc)) from exc

@@ -27,6 +27,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from recordings.errors import StoreError
+
 MAX_ID = 128
 MAX_SESSION_ID = 300
 
@@ -34,7 +36,7 @@ _GRAMMAR = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
 GRAMMAR_TEXT = "letters, digits, '.', '_' or '-', not starting with '.' or '-'"
 
 
-class InvalidIdentifier(ValueError):
+class InvalidIdentifier(StoreError, ValueError):
     """An identifier outside the grammar; the message names the field."""
 
     def __init__(self, field: str, value: str, problem: str) -> None:

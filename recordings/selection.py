@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from recordings.identifiers import check
 from recordings.errors import AmbiguousRunError, RunNotFoundError
 from recordings.models import Side
 from recordings.reader import RecordingReader
@@ -22,6 +23,8 @@ def resolve_run(candidates: Iterable[str], ref: str) -> str:
     ids = sorted(set(candidates))
     if ref in ids:
         return ref
+    if ref:
+        check("run", ref)
     matches = [run_id for run_id in ids if run_id.startswith(ref)] if ref else []
     if not matches:
         raise RunNotFoundError(ref)

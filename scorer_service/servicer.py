@@ -24,6 +24,7 @@ from recordings.errors import (
     ScenarioError,
     StoreError,
 )
+from recordings.identifiers import InvalidIdentifier
 from recordings.reader import RecordingReader
 from recordings.selection import select_run
 from scorer_service import convert, ledger
@@ -40,7 +41,9 @@ Ctx = grpc.aio.ServicerContext[Any, Any]
 async def _abort(context: Ctx, exc: BaseException) -> NoReturn:
     if isinstance(exc, RunNotFoundError | ledger.ScoringNotFoundError | FileNotFoundError):
         code = grpc.StatusCode.NOT_FOUND
-    elif isinstance(exc, AmbiguousRunError | ConfigError | ScenarioError | RescoreError):
+    elif isinstance(
+        exc, AmbiguousRunError | ConfigError | ScenarioError | RescoreError | InvalidIdentifier
+    ):
         code = grpc.StatusCode.INVALID_ARGUMENT
     elif isinstance(exc, NotImplementedError):
         code = grpc.StatusCode.UNIMPLEMENTED
