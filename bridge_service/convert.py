@@ -48,6 +48,7 @@ _STOP = {
     "bot_error": bridge_pb2.STOP_REASON_BOT_ERROR,
     "cancelled": bridge_pb2.STOP_REASON_CANCELLED,
     "shutdown": bridge_pb2.STOP_REASON_SHUTDOWN,
+    "storage_error": bridge_pb2.STOP_REASON_STORAGE_ERROR,
 }
 _NOTICE = {
     "sequence_gap": bridge_pb2.NOTICE_CODE_SEQUENCE_GAP,

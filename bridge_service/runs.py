@@ -207,6 +207,7 @@ class RunManager:
 
     async def list_runs(self, prefix: str, limit: int) -> list[RunView]:
         identifiers.check("prefix", prefix, allow_empty=True)
+
         def build(reader: RecordingReader) -> list[RunView]:
             return [
                 run_view(reader, r, self.runs.get(r.run_id))

@@ -157,11 +157,10 @@ async def run_demo(
                 )
         finally:
             await scorer.stop(1.0)
-    from recordings.identifiers import contained, slug
+    from recordings.identifiers import slug
 
-    report = report_path or contained(
-        db_path.resolve().parent, f"{db_path.stem}-report-{slug(run_id, 'run')}.html"
-    )
+    # slug() leaves no separator in the name: the report stays beside the database.
+    report = report_path or db_path.with_name(f"{db_path.stem}-report-{slug(run_id, 'run')}.html")
     sessions = await asyncio.to_thread(_write_report, db_path, run_id, scoring.scoring_id, report)
     return DemoResult(
         run_id=run_id,

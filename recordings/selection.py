@@ -12,8 +12,8 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from recordings.identifiers import check
 from recordings.errors import AmbiguousRunError, RunNotFoundError
+from recordings.identifiers import check
 from recordings.models import Side
 from recordings.reader import RecordingReader
 

@@ -191,9 +191,7 @@ def _serve(args: list[str]) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("kind", ["random", "truncated", "newer", "readonly-folder"])
 @pytest.mark.parametrize("service", ["bridge", "scorer"])
-def test_serve_refuses_at_start(
-    service: str, kind: str, case_db: Callable[[str], Path]
-) -> None:
+def test_serve_refuses_at_start(service: str, kind: str, case_db: Callable[[str], Path]) -> None:
     db = case_db(kind)
     before = _digest(db)
     got = _serve([service, "serve", "--db", str(db), "--address", "127.0.0.1:0"])

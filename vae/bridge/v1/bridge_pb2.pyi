@@ -82,6 +82,10 @@ class _StopReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_StopReason
     """The run was cancelled."""
     STOP_REASON_SHUTDOWN: _StopReason.ValueType  # 8
     """The bridge shut down."""
+    STOP_REASON_STORAGE_ERROR: _StopReason.ValueType  # 13
+    """The store failed (disk full, I/O error, database deleted or locked beyond
+    its timeout); the run fails.
+    """
 
 class StopReason(_StopReason, metaclass=_StopReasonEnumTypeWrapper):
     """Why a session ended."""
@@ -103,6 +107,10 @@ STOP_REASON_CANCELLED: StopReason.ValueType  # 7
 """The run was cancelled."""
 STOP_REASON_SHUTDOWN: StopReason.ValueType  # 8
 """The bridge shut down."""
+STOP_REASON_STORAGE_ERROR: StopReason.ValueType  # 13
+"""The store failed (disk full, I/O error, database deleted or locked beyond
+its timeout); the run fails.
+"""
 Global___StopReason: _TypeAlias = StopReason  # noqa: Y015
 
 class _EndPolicy:
