@@ -117,7 +117,10 @@ class ProtocolState:
         if which not in _ALLOWED[self.state]:
             allowed = ", ".join(sorted(_ALLOWED[self.state])) or "nothing"
             if which == "join":
-                problem = f"Join must be the first message, and only the first (got one in state {self.state})"
+                problem = (
+                    "Join must be the first message, and only the first "
+                    f"(got one in state {self.state})"
+                )
             else:
                 problem = (
                     f"{which or 'an empty BotMessage'} is not valid in state {self.state} "

@@ -3,10 +3,10 @@
 Order matters: the file is inspected (:mod:`recordings.db_file`) and its
 schema version read *before* any pragma that writes (``journal_mode = WAL``
 rewrites the header), so a file written by a newer vae, or one that is not a
-vae database at all, is refused untouched. Readers open with ``mode=ro`` and
-never create anything; in a read-only folder (where SQLite cannot create the
-``-shm`` file WAL readers need) they open the file as immutable, which is
-safe because nobody can be writing there either. Every SQLite error while
+vae database at all, is refused untouched. Readers open with ``mode=rw``
+(never creating a file) and ``query_only``; where the file or its folder is
+read-only (SQLite could not create the ``-shm`` file WAL readers need) they
+open the file as immutable, which is safe because nobody can be writing it. Every SQLite error while
 opening becomes a :class:`~recordings.db_file.DatabaseFileError` naming the file.
 """
 
@@ -19,6 +19,7 @@ from recordings.db_file import (
     DatabaseFileError,
     describe_sqlite_error,
     inspect,
+    mark_checked,
     writable_file,
     writable_folder,
 )
@@ -58,7 +59,7 @@ def open_database(path: str | Path, *, create: bool = True) -> sqlite3.Connectio
     try:
         if has_data:
             # Refuse a newer file before anything writes to it.
-            probe = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+            probe = sqlite3.connect(path.resolve().as_uri() + "?mode=rw", uri=True)
             try:
                 probe.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
                 _vae_version(probe, path)
@@ -76,6 +77,7 @@ def open_database(path: str | Path, *, create: bool = True) -> sqlite3.Connectio
     except BaseException:
         conn.close()
         raise
+    mark_checked(path)
     return conn
 
 
@@ -83,7 +85,9 @@ def open_readonly(path: str | Path) -> sqlite3.Connection:
     """Open a store file for reading while a writer may be writing (WAL)."""
     path = Path(path)
     inspect(path, for_write=False)
-    flags = "?mode=ro" if writable_folder(path) else "?immutable=1"
+    # mode=rw never creates a file; query_only below keeps the connection a reader.
+    writable = writable_folder(path) and writable_file(path)
+    flags = "?mode=rw" if writable else "?immutable=1"
     try:
         conn = sqlite3.connect(
             path.resolve().as_uri() + flags,

@@ -21,6 +21,7 @@ by :func:`describe_sqlite_error`, so callers have one error type to report.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from pathlib import Path
@@ -39,6 +40,13 @@ class DatabaseMissingError(DatabaseFileError, FileNotFoundError):
     """No file where one must exist (also a FileNotFoundError for older callers)."""
 
 
+#: Files (device, inode) whose header this process has checked. Checked once:
+#: closing *any* descriptor of a file drops every POSIX lock this process holds
+#: on it (SQLite's locks included), so once SQLite may have the file open here,
+#: this module must not open and close it again.
+_checked: set[tuple[int, int]] = set()
+
+
 def inspect(path: Path, *, for_write: bool) -> bool:
     """Return True if ``path`` holds data (False: absent or empty, may be created).
 
@@ -50,11 +58,27 @@ def inspect(path: Path, *, for_write: bool) -> bool:
         if for_write:
             return False
         raise DatabaseMissingError(f"no vae database at {path}")
-    size = path.stat().st_size
+    st = path.stat()
+    size = st.st_size
     if size == 0:
         if for_write:
             return False
         raise DatabaseFileError(f"{path} is empty (0 bytes), not a vae database")
+    if (st.st_dev, st.st_ino) in _checked:
+        return True
+    _check_header(path, size)
+    _checked.add((st.st_dev, st.st_ino))
+    return True
+
+
+def mark_checked(path: Path) -> None:
+    """Record that SQLite opened ``path`` here (created it, or after a check)."""
+    with contextlib.suppress(OSError):
+        st = path.stat()
+        _checked.add((st.st_dev, st.st_ino))
+
+
+def _check_header(path: Path, size: int) -> None:
     try:
         with path.open("rb") as f:
             header = f.read(_HEADER)
@@ -74,7 +98,6 @@ def inspect(path: Path, *, for_write: bool) -> bool:
         raise DatabaseFileError(
             f"{path} is truncated: {size} bytes, its header says {pages * page_size}"
         )
-    return True
 
 
 def _read_only_mount(path: Path) -> bool:
