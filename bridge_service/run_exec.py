@@ -35,6 +35,7 @@ from bridge_service.pairing import PairingPool, PairingTimeout
 from bridge_service.plan import SessionPlan
 from bridge_service.run_model import RunEvent, RunEventKind, RunState, SessionSummary
 from bridge_service.session import Session, SessionResult
+from recordings.errors import StoreError
 from recordings.models import RunStatus, SessionRecord, SessionStatus, Side
 from recordings.scenario import Scenario
 from recordings.writer import RecordingWriter
@@ -42,7 +43,7 @@ from recordings.writer import RecordingWriter
 log = logging.getLogger("vae.bridge.runs")
 T = TypeVar("T")
 
-_FAILED_REASONS = {StopReason.BOT_ERROR, StopReason.BOT_DISCONNECTED}
+_FAILED_REASONS = {StopReason.BOT_ERROR, StopReason.BOT_DISCONNECTED, StopReason.STORAGE_ERROR}
 
 
 class RunCancelled(Exception):
@@ -96,7 +97,9 @@ class RunExecutor:
                 for item in todo:
                     tg.create_task(self._scenario(run, item, sem))
         finally:
-            if run.shutting_down:
+            if run.storage_error:
+                status, message = RunStatus.FAILED, f"{run.storage_error}; the run failed"
+            elif run.shutting_down:
                 status = RunStatus.FAILED
                 message = f"the bridge shut down; resume with: vae run --resume {run.run_id}"
             elif run.cancel.is_set():
@@ -108,7 +111,11 @@ class RunExecutor:
             run.status = status
             run.finished_ns = time.time_ns()
             await self.writer.update_run_status(run.run_id, str(status), run.finished_ns)
-            await self.writer.flush()
+            try:
+                await self.writer.flush()
+            except StoreError as exc:  # the watcher ends everything; tell the watchers
+                status, message = RunStatus.FAILED, run.storage_error or f"storage failed: {exc}"
+                run.status = status
             await run.emit(
                 RunEvent(
                     RunEventKind.RUN_FINISHED,

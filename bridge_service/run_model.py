@@ -108,6 +108,8 @@ class RunState:
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
     shutting_down: bool = False
+    #: Set when the store failed under this run: the run fails with this message.
+    storage_error: str = ""
     task: asyncio.Task[None] | None = None
 
     async def emit(self, event: RunEvent) -> None:

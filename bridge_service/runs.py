@@ -17,6 +17,7 @@ returns the classification.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -38,7 +39,7 @@ from bridge_service.run_model import (
 from bridge_service.scenario_files import Source, load_sources
 from bridge_service.session import Session
 from recordings import identifiers
-from recordings.errors import ScenarioError
+from recordings.errors import ScenarioError, StorageError
 from recordings.models import RunRecord, RunScenario, RunStatus
 from recordings.reader import RecordingReader
 from recordings.scenario import scenario_from_dict
@@ -72,6 +73,20 @@ class RunManager:
         self.runs: dict[str, RunState] = {}
         self.live_sessions: dict[str, Session] = {}
         self.executor = RunExecutor(writer, pool, bridge, self.live_sessions)
+        # Owned here, cancelled by shutdown(): ends everything on a storage failure.
+        self._storage_watch = asyncio.create_task(self._watch_storage(), name="storage-watch")
+
+    async def _watch_storage(self) -> None:
+        """A failed store ends live sessions with ``storage_error`` and fails their runs."""
+        await self.writer.failed.wait()
+        why = f"storage failed: {self.writer.failure}"
+        log.error("%s; ending live sessions, failing their runs", why)
+        for run in self.runs.values():
+            if not run.finished:
+                run.storage_error = why
+                run.cancel.set()
+        for session in list(self.live_sessions.values()):
+            session.request_end(StopReason.STORAGE_ERROR, why)
 
     async def _read(self, fn: Any, *args: Any) -> Any:
         """Run a reader query in a thread, after everything queued is committed."""
@@ -100,6 +115,8 @@ class RunManager:
         resume: str = "",
         dry_run: bool = False,
     ) -> tuple[RunView | None, list[Classification]]:
+        if self.writer.failure is not None:
+            raise StorageError(f"the bridge cannot record: {self.writer.failure}")
         identifiers.check("run_id", run_id, allow_empty=True)
         identifiers.check("resume", resume, allow_empty=True)
         identifiers.check_all("options.tags", overrides.get("tags", []))
@@ -277,3 +294,6 @@ class RunManager:
         tasks = [r.task for r in self.runs.values() if r.task is not None and not r.task.done()]
         if tasks:
             await asyncio.wait(tasks, timeout=self.bridge.final_state_timeout_s + 5)
+        self._storage_watch.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._storage_watch

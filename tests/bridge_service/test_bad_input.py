@@ -122,7 +122,9 @@ async def empty_message(bot: TestBot) -> None:
 
 async def args_not_object(bot: TestBot) -> None:
     await bot.speak(tone(0.2, 16000))
-    await bot.event(tool_call=common_pb2.ToolCall(call_id="x", name="book", arguments_json="[1,2,3]"))
+    await bot.event(
+        tool_call=common_pb2.ToolCall(call_id="x", name="book", arguments_json="[1,2,3]")
+    )
     await bot.speak(tone(0.2, 16000))
 
 

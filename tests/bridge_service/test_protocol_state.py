@@ -195,7 +195,7 @@ async def test_final_state_chunk_over_the_limit_is_refused_and_recorded(make_bri
     async with grpc.aio.insecure_channel(bridge.address) as channel:
         stub = bridge_pb2_grpc.BridgeServiceStub(channel)
         state = {"rows": ["x" * 50] * 100}
-        got_u, got_a, _events, run_id = await run_pair(
+        _got_u, got_a, _events, run_id = await run_pair(
             bridge,
             stub,
             good_user,
