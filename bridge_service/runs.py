@@ -90,7 +90,8 @@ class RunManager:
 
     async def _read(self, fn: Any, *args: Any) -> Any:
         """Run a reader query in a thread, after everything queued is committed."""
-        await self.writer.flush()
+        with contextlib.suppress(StorageError):  # reading still works; the watcher reports
+            await self.writer.flush()
 
         def query() -> Any:
             with RecordingReader(self.db_path) as reader:

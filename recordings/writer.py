@@ -79,9 +79,11 @@ class RecordingWriter:
         flush_interval_s: float = 0.2,
         max_batch: int = 20_000,
         lock_timeout_s: float = 120.0,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
     ) -> None:
         self.path = Path(path)
         self.lock_timeout_s = lock_timeout_s
+        self.busy_timeout_ms = busy_timeout_ms
         #: Set when storage failed; ``failure`` says why.
         self.failed = asyncio.Event()
         self._salvage: list[_Write] = []
@@ -102,7 +104,7 @@ class RecordingWriter:
         # Migrations run on a plain connection, once, before the writer connects.
         await asyncio.to_thread(lambda: open_database(self.path).close())
         self._db = await aiosqlite.connect(self.path, isolation_level=None)
-        await self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        await self._db.execute(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
         await self._db.execute("PRAGMA journal_mode = WAL")
         await self._db.execute("PRAGMA synchronous = NORMAL")
         self._identity = writer_faults.file_identity(self.path)
@@ -221,7 +223,13 @@ class RecordingWriter:
             else:
                 groups.append((item.sql, [item.row]))
         if groups:
-            await self._commit_groups(groups)
+            try:
+                await self._commit_groups(groups)
+            except StorageError as exc:
+                for barrier in barriers:
+                    if not barrier.done.done():
+                        barrier.done.set_exception(exc)
+                raise
         for barrier in barriers:
             if not barrier.done.done():
                 barrier.done.set_result(None)
@@ -245,7 +253,7 @@ class RecordingWriter:
                 if writer_faults.is_lock_error(exc):
                     attempt += 1
                     delay = min(0.05 * 2**attempt, 2.0)
-                    waited += delay + BUSY_TIMEOUT_MS / 1000
+                    waited += delay + self.busy_timeout_ms / 1000
                     if waited > self.lock_timeout_s:
                         self._keep_salvageable(groups)
                         raise StorageError(

@@ -17,8 +17,8 @@ the failure per row. This module tells them apart:
 A database file deleted or replaced under the writer is detected by its inode
 before each commit (SQLite would go on writing to the unlinked file).
 
-After a failure, small status updates (a session's end, a run's or a
-scoring's final status) are kept and tried once more at close on a fresh
+After a failure, an attempt's row and small status updates (a session's
+end, a run's or a scoring's final status) are kept and tried once more at close on a fresh
 connection with a short timeout (:func:`salvage`) — "where the database
 still accepts it" — so a full disk still shows ``storage_error`` and
 ``failed`` when space allows. Everything else is dropped: its loss is the
@@ -27,6 +27,7 @@ failure already reported.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
@@ -36,8 +37,9 @@ from typing import Any
 
 log = logging.getLogger("vae.recordings.writer")
 
-#: Statements worth retrying after a failure (small in-place status updates).
+#: Statements worth retrying after a failure (an attempt's row, small status updates).
 _SALVAGE = (
+    "INSERT INTO sessions ",
     "UPDATE sessions SET status = 'ended'",
     "UPDATE runs SET status",
     "UPDATE scorings SET status",
@@ -87,7 +89,8 @@ def salvage(path: Path, statements: Sequence[tuple[str, tuple[Any, ...]]]) -> bo
     try:
         conn.execute("BEGIN IMMEDIATE")
         for sql, row in statements:
-            conn.execute(sql, row)
+            with contextlib.suppress(sqlite3.IntegrityError):  # already there
+                conn.execute(sql, row)
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
         log.error("could not record the final statuses either (%s)", exc)
