@@ -30,7 +30,7 @@ async def test_deleted_database_fails_the_writer(db_path: Path) -> None:
         await add_run(writer, "r", ["s"])
         sid = await add_session(writer, "r", "s", ended=False)
         await writer.flush()
-        db_path.unlink()
+        await asyncio.to_thread(db_path.unlink)
         await writer.add_events([_event(sid, 1)])
         with pytest.raises(StorageError, match="deleted or replaced"):
             await asyncio.wait_for(writer.flush(), 5)
