@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +47,33 @@ class BotConfig:
     synth: Synthesiser | None = None
     listen: ListenSettings | None = None
     outcomes: list[SessionOutcome] = field(default_factory=list)
+    #: Give up when the bridge has been unreachable this long (seconds).
+    give_up_after_s: float = field(
+        default_factory=lambda: float(os.environ.get("VAE_BOT_GIVE_UP_S", "300"))
+    )
+
+
+class BridgeUnreachable(Exception):
+    """The bridge stayed unreachable for longer than ``give_up_after_s``."""
+
+
+_FATAL = (
+    grpc.StatusCode.UNAUTHENTICATED,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.INVALID_ARGUMENT,
+)
+
+
+def transport_error(exc: BaseException) -> grpc.aio.AioRpcError | ConnectionError | None:
+    """The gRPC or connection error inside ``exc`` (unwrapping exception groups)."""
+    if isinstance(exc, grpc.aio.AioRpcError | ConnectionError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = transport_error(inner)
+            if found is not None:
+                return found
+    return None
 
 
 async def run_bots(config: BotConfig, stop: asyncio.Event) -> list[SessionOutcome]:
@@ -60,6 +89,7 @@ async def run_bots(config: BotConfig, stop: asyncio.Event) -> list[SessionOutcom
 
         async def worker(index: int) -> None:
             backoff = 0.2
+            down_since: float | None = None
             while not stop.is_set() and not _enough(config):
                 stream = BotStream(
                     stub, config.role, config.brain(), synth,
@@ -68,15 +98,31 @@ async def run_bots(config: BotConfig, stop: asyncio.Event) -> list[SessionOutcom
                 )  # fmt: skip
                 try:
                     outcome = await _until_stopped(stream.run(), stop)
-                except grpc.aio.AioRpcError as exc:
-                    if exc.code() in (grpc.StatusCode.UNAUTHENTICATED,
-                                      grpc.StatusCode.INVALID_ARGUMENT):  # fmt: skip
+                except (grpc.aio.AioRpcError, ConnectionError, BaseExceptionGroup) as exc:
+                    err = transport_error(exc)
+                    if err is None:
                         raise
-                    log.warning("%s worker %d: %s; retrying", config.role, index, exc.details())
+                    code = err.code() if isinstance(err, grpc.aio.AioRpcError) else None
+                    if code in _FATAL:
+                        raise err from None
+                    now = time.monotonic()
+                    if code == grpc.StatusCode.UNAVAILABLE or code is None:
+                        down_since = down_since or now
+                        if now - down_since > config.give_up_after_s:
+                            raise BridgeUnreachable(
+                                f"the bridge at {config.address} has been unreachable for "
+                                f"{now - down_since:.0f} s; giving up"
+                            ) from None
+                    else:
+                        down_since = None
+                    detail = err.details() if isinstance(err, grpc.aio.AioRpcError) else err
+                    log.warning(
+                        "%s worker %d: %s; retrying in %.1f s", config.role, index, detail, backoff
+                    )
                     await _pause(stop, backoff)
                     backoff = min(backoff * 2, 5.0)
                     continue
-                backoff = 0.2
+                backoff, down_since = 0.2, None
                 if outcome is not None:
                     config.outcomes.append(outcome)
 

@@ -39,6 +39,7 @@ class StopReason(enum.StrEnum):
     CONNECTOR_FAILED = "connector_failed"
     BRIDGE_ERROR = "bridge_error"
     ATTEMPT_CRASHED = "attempt_crashed"
+    STORAGE_ERROR = "storage_error"
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,15 @@ class BridgeSettings:
     #: How long the bridge waits for FinalState after SessionEnding.
     final_state_timeout_s: float = 10.0
     #: Largest final-state document per side (state or context), bytes.
-    max_final_state_bytes: int = 64 * 1024 * 1024
+    max_final_state_bytes: int = 16 * 1024 * 1024
+    #: Largest single FinalState chunk (state or context data), bytes.
+    max_final_state_chunk_bytes: int = 1024 * 1024
+    #: Largest gRPC message the bridge accepts (any RPC), bytes.
+    max_receive_message_bytes: int = 4 * 1024 * 1024
+    #: Converse streams that may wait for a session at once (more: RESOURCE_EXHAUSTED).
+    max_waiting_streams: int = 1000
+    #: BotEvents one bot may send per second (more: RESOURCE_EXHAUSTED).
+    max_events_per_s: int = 500
     #: Energy detector used for turn counting and inactivity.
     speech_threshold_dbfs: float = -45.0
     speech_hangover_s: float = 0.5

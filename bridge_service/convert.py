@@ -28,6 +28,7 @@ from bridge_service.connectors.base import (
     SessionStartInfo,
     StateSyncOut,
 )
+from recordings import identifiers
 from recordings.models import EventKind, Side
 from vae.bridge.v1 import bridge_pb2
 from vae.common.v1 import common_pb2
@@ -84,17 +85,25 @@ def join_info(join: bridge_pb2.Join) -> tuple[Side, BotInfo, int, int]:
     bot = BotInfo(join.bot.name, join.bot.version, dict(join.bot.labels))
     send = audio_rate(join.send_format, "join.send_format")
     receive = audio_rate(join.receive_format, "join.receive_format")
+    if join.run_filter and (why := identifiers.problem(join.run_filter)):
+        raise BotProtocolError("join.run_filter", f"{join.run_filter[:40]!r} {why}")
     return side, bot, send, receive
 
 
-def _json(text: str, field: str, problems: list[str], empty: Any = None) -> Any:
+def _json(
+    text: str, field: str, problems: list[str], empty: Any = None, *, obj: bool = False
+) -> Any:
     if not text:
         return empty
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         problems.append(f"{field} is not valid JSON ({exc.msg} at {exc.pos})")
         return {"unparsed": text}
+    if obj and not isinstance(value, dict):
+        problems.append(f"{field} must be a JSON object, got {type(value).__name__}")
+        return {"unparsed": text}
+    return value
 
 
 def event_from_pb(ev: common_pb2.BotEvent, side: Side) -> BotEvent:
@@ -116,7 +125,7 @@ def event_from_pb(ev: common_pb2.BotEvent, side: Side) -> BotEvent:
         return BotEvent(EventKind.TRANSCRIPT, ev.bot_unix_nanos, payload)
     if which == "tool_call":
         c = ev.tool_call
-        args = _json(c.arguments_json, "tool_call.arguments_json", problems, {})
+        args = _json(c.arguments_json, "tool_call.arguments_json", problems, {}, obj=True)
         result = _json(c.result_json, "tool_call.result_json", problems)
         tool_side = ROLE_TO_SIDE.get(c.side, side)
         payload = {

@@ -13,7 +13,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge_service.connectors.base import BotProtocolError, FinalStatePart, JsonPiece
+from bridge_service.connectors.base import (
+    BotLimitError,
+    BotProtocolError,
+    FinalStatePart,
+    JsonPiece,
+)
 from recordings.canonical import state_hash
 
 
@@ -33,8 +38,10 @@ class _Document:
                 f"expected offset {len(self.data)}, got {piece.offset} (chunks out of order)",
             )
         if len(self.data) + len(piece.data) > self.limit:
-            raise BotProtocolError(
-                f"final_state.{self.name}", f"larger than the {self.limit}-byte limit"
+            raise BotLimitError(
+                "max_final_state_bytes",
+                f"final_state.{self.name} is larger than the {self.limit}-byte limit "
+                "(max_final_state_bytes); nothing of it is kept",
             )
         self.data += piece.data
         self.complete = piece.last
@@ -78,8 +85,19 @@ class FinalStateCollector:
             try:
                 value: Any = json.loads(doc.data.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                out.problems.append(f"final_state.{doc.name}: not valid JSON ({exc})")
-                value = {"unparsed": doc.data.decode("utf-8", errors="replace")}
+                excerpt = doc.data[:200].decode("utf-8", errors="replace")
+                out.problems.append(
+                    f"final_state.{doc.name}: not valid JSON ({exc}); not kept: {excerpt!r}"
+                )
+                continue
+            expected = dict if doc is self._state else list
+            if not isinstance(value, expected):
+                out.problems.append(
+                    f"final_state.{doc.name}: must be a JSON "
+                    f"{'object' if expected is dict else 'list'}, got {type(value).__name__}; "
+                    "not kept"
+                )
+                continue
             if doc is self._state:
                 out.state = value
                 out.state_hash = state_hash(value, order_independent=order_independent)

@@ -41,6 +41,7 @@ from bridge_service.run_model import RunEvent, RunEventKind, RunState, SessionSu
 from bridge_service.run_outcome import final_status, scenario_failure
 from bridge_service.run_outcome import retry_reason as _retry_reason
 from bridge_service.session import Session, SessionResult
+from recordings.errors import StoreError
 from recordings.models import RunStatus, SessionRecord, SessionStatus, Side
 from recordings.scenario import Scenario
 from recordings.writer import RecordingWriter
@@ -101,7 +102,11 @@ class RunExecutor:
             await self.writer.update_run_status(
                 run.run_id, str(status), run.finished_ns, error_text
             )
-            await self.writer.flush()
+            try:
+                await self.writer.flush()
+            except StoreError as exc:  # the watcher ends everything; tell the watchers
+                status, message = RunStatus.FAILED, run.storage_error or f"storage failed: {exc}"
+                run.status = status
             await run.emit(
                 RunEvent(
                     RunEventKind.RUN_FINISHED,

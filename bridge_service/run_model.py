@@ -119,6 +119,8 @@ class RunState:
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
     shutting_down: bool = False
+    #: Set when the store failed under this run: the run fails with this message.
+    storage_error: str = ""
     task: asyncio.Task[None] | None = None
     #: Why the run failed, once it has (an exception while running it).
     error: str = ""

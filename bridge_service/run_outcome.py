@@ -62,6 +62,8 @@ def scenario_failure(name: str, result: SessionResult | None, cancelled: bool) -
 def final_status(run: RunState) -> tuple[RunStatus, str]:
     """The run's status and the line that says why, once its scenarios are done."""
     resume = f"resume with: vae run --resume {run.run_id}"
+    if run.storage_error:
+        return RunStatus.FAILED, f"{run.storage_error}; the run failed"
     if run.shutting_down:
         return RunStatus.FAILED, f"the bridge shut down; {resume}"
     if run.error:

@@ -17,6 +17,7 @@ returns the classification.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -37,7 +38,8 @@ from bridge_service.run_model import (
 )
 from bridge_service.scenario_files import Source, load_sources
 from bridge_service.session import Session
-from recordings.errors import ScenarioError
+from recordings import identifiers
+from recordings.errors import ScenarioError, StorageError
 from recordings.models import RunRecord, RunScenario, RunStatus
 from recordings.reader import RecordingReader
 from recordings.scenario import scenario_from_dict
@@ -71,10 +73,25 @@ class RunManager:
         self.runs: dict[str, RunState] = {}
         self.live_sessions: dict[str, Session] = {}
         self.executor = RunExecutor(writer, pool, bridge, self.live_sessions)
+        # Owned here, cancelled by shutdown(): ends everything on a storage failure.
+        self._storage_watch = asyncio.create_task(self._watch_storage(), name="storage-watch")
+
+    async def _watch_storage(self) -> None:
+        """A failed store ends live sessions with ``storage_error`` and fails their runs."""
+        await self.writer.failed.wait()
+        why = f"storage failed: {self.writer.failure}"
+        log.error("%s; ending live sessions, failing their runs", why)
+        for run in self.runs.values():
+            if not run.finished:
+                run.storage_error = why
+                run.cancel.set()
+        for session in list(self.live_sessions.values()):
+            session.request_end(StopReason.STORAGE_ERROR, why)
 
     async def _read(self, fn: Any, *args: Any) -> Any:
         """Run a reader query in a thread, after everything queued is committed."""
-        await self.writer.flush()
+        with contextlib.suppress(StorageError):  # reading still works; the watcher reports
+            await self.writer.flush()
 
         def query() -> Any:
             with RecordingReader(self.db_path) as reader:
@@ -99,6 +116,11 @@ class RunManager:
         resume: str = "",
         dry_run: bool = False,
     ) -> tuple[RunView | None, list[Classification]]:
+        if self.writer.failure is not None:
+            raise StorageError(f"the bridge cannot record: {self.writer.failure}")
+        identifiers.check("run_id", run_id, allow_empty=True)
+        identifiers.check("resume", resume, allow_empty=True)
+        identifiers.check_all("options.tags", overrides.get("tags", []))
         if resume:
             return await self._resume(sources, overrides, resume, dry_run)
         if dry_run:
@@ -202,6 +224,8 @@ class RunManager:
         return result
 
     async def list_runs(self, prefix: str, limit: int) -> list[RunView]:
+        identifiers.check("prefix", prefix, allow_empty=True)
+
         def build(reader: RecordingReader) -> list[RunView]:
             return [
                 run_view(reader, r, self.runs.get(r.run_id), errors=False)
@@ -272,3 +296,6 @@ class RunManager:
         tasks = [r.task for r in self.runs.values() if r.task is not None and not r.task.done()]
         if tasks:
             await asyncio.wait(tasks, timeout=self.bridge.final_state_timeout_s + 5)
+        self._storage_watch.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._storage_watch

@@ -17,9 +17,13 @@ import logging
 import signal
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
+
+import grpc
 
 from bridge_service.config import BridgeSettings
 from bridge_service.pairing import PairingPool
+from bridge_service.protocol_state import decode_bot_message
 from bridge_service.runs import RunManager
 from bridge_service.servicer import BridgeServicer
 from bridge_service.servicer_converse import ConverseHandler
@@ -31,6 +35,43 @@ from vae.serving import RunningServer, TlsFiles, start_server
 log = logging.getLogger("vae.bridge")
 
 SERVICE_NAME = "vae.bridge.v1.BridgeService"
+
+
+class _Capture:
+    """Stands in for a server to collect the generated method handlers."""
+
+    def __init__(self) -> None:
+        self.handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
+
+    def add_generic_rpc_handlers(self, _handlers: object) -> None:
+        pass
+
+    def add_registered_method_handlers(
+        self, _name: str, handlers: dict[str, grpc.RpcMethodHandler[Any, Any]]
+    ) -> None:
+        self.handlers.update(handlers)
+
+
+def register(servicer: BridgeServicer, server: grpc.aio.Server) -> None:
+    """Add BridgeService, with a Converse deserializer that never raises.
+
+    gRPC would end a stream whose bytes do not decode with an unexplained
+    status before the handler sees anything; :func:`decode_bot_message` hands
+    the handler an :class:`Undecodable` instead, which it refuses by name
+    (and, in a session, ends the session with ``bot_error``).
+    """
+    capture = _Capture()
+    bridge_pb2_grpc.add_BridgeServiceServicer_to_server(servicer, capture)  # type: ignore[arg-type]
+    handlers = dict(capture.handlers)
+    converse = handlers["Converse"]
+    assert converse.stream_stream is not None
+    handlers["Converse"] = grpc.stream_stream_rpc_method_handler(
+        converse.stream_stream,
+        request_deserializer=decode_bot_message,
+        response_serializer=converse.response_serializer,
+    )
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+    server.add_registered_method_handlers(SERVICE_NAME, handlers)
 
 
 class BridgeServer:
@@ -69,12 +110,11 @@ class BridgeServer:
         try:
             self._server = await start_server(
                 self.settings.address,
-                lambda server: bridge_pb2_grpc.add_BridgeServiceServicer_to_server(
-                    servicer, server
-                ),
+                lambda server: register(servicer, server),
                 [SERVICE_NAME],
                 tls=self.tls,
                 token=self.token,
+                max_receive_bytes=self.settings.max_receive_message_bytes,
             )
         except BaseException:
             await self._stack.aclose()

@@ -24,8 +24,9 @@ from bridge_service.convert_runs import (
 )
 from bridge_service.runs import RunConflict, RunManager
 from bridge_service.servicer_converse import ConverseHandler
-from recordings.errors import AmbiguousRunError, RunNotFoundError, ScenarioError
+from recordings.errors import AmbiguousRunError, RunNotFoundError, ScenarioError, StoreError
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.status import internal_error
 
 log = logging.getLogger("vae.bridge.servicer")
 T = TypeVar("T")
@@ -45,7 +46,21 @@ async def _guard(context: Any, work: Callable[[], Awaitable[T]]) -> T:
     except RunConflict as exc:
         code = grpc.StatusCode.ALREADY_EXISTS if exc.exists else grpc.StatusCode.FAILED_PRECONDITION
         await context.abort(code, str(exc))
+    except StoreError as exc:
+        # The database refused (damaged, read-only, full): the server's state, not a bug.
+        await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
+    except grpc.aio.AbortError:
+        raise
+    except Exception as exc:
+        await internal_error(context, log, _rpc_name(context), exc)
     raise AssertionError("unreachable: abort raises")
+
+
+def _rpc_name(context: Any) -> str:
+    try:
+        return str(context._rpc_event.call_details.method.decode()).rsplit("/", 1)[-1]
+    except Exception:
+        return "BridgeService"
 
 
 class BridgeServicer(bridge_pb2_grpc.BridgeServiceServicer):
@@ -82,8 +97,11 @@ class BridgeServicer(bridge_pb2_grpc.BridgeServiceServicer):
         self, request: bridge_pb2.WatchRunRequest, context: Any
     ) -> AsyncIterator[bridge_pb2.WatchRunResponse]:
         run_id = await _guard(context, lambda: self.runs.resolve(request.run_id))
-        async for event in self.runs.watch(run_id):
-            yield event_pb(event)
+        try:
+            async for event in self.runs.watch(run_id):
+                yield event_pb(event)
+        except Exception as exc:
+            await internal_error(context, log, "WatchRun", exc)
 
     async def GetRun(
         self, request: bridge_pb2.GetRunRequest, context: Any

@@ -13,9 +13,14 @@ stream from then on, both inside the handler's TaskGroup:
   queue fills, and further frames are dropped (``send`` returns False and the
   session records the drop) — control messages are never dropped.
 
-When the session closes the endpoint with a :class:`BotProtocolError`, the
-stream ends with ``INVALID_ARGUMENT`` naming what was wrong; otherwise it ends
-OK after ``SessionEnded``.
+Every message read is first checked against the stream's protocol state
+(:mod:`bridge_service.protocol_state`: waiting, in session, ending, ended).
+When the session closes the endpoint with a :class:`BotProtocolError` — or
+the bot breaks the protocol while still waiting — the stream ends with
+``INVALID_ARGUMENT`` naming the state and the message (``RESOURCE_EXHAUSTED``
+naming the limit for a :class:`BotLimitError`); otherwise it ends OK after
+``SessionEnded``. A bug ends it with ``INTERNAL`` and an error id
+(:func:`vae.status.internal_error`), never an unexplained ``UNKNOWN``.
 """
 
 from __future__ import annotations
@@ -33,14 +38,17 @@ from bridge_service.config import BridgeSettings
 from bridge_service.connectors.base import (
     BotInfo,
     BotInput,
+    BotLimitError,
     BotProtocolError,
     BridgeOutput,
     PeerAudio,
 )
 from bridge_service.convert import bot_input, bridge_message, join_info
 from bridge_service.pairing import PairingPool, Waiting
+from bridge_service.protocol_state import ProtocolState, Undecodable
 from recordings.models import Side
 from vae.bridge.v1 import bridge_pb2
+from vae.status import internal_error
 
 log = logging.getLogger("vae.bridge.converse")
 
@@ -49,9 +57,18 @@ _MAX_INPUTS = 256
 
 class GrpcEndpoint:
     def __init__(
-        self, role: Side, bot: BotInfo, send_rate: int, receive_rate: int, max_frames: int
+        self,
+        role: Side,
+        bot: BotInfo,
+        send_rate: int,
+        receive_rate: int,
+        max_frames: int,
+        protocol: ProtocolState | None = None,
     ) -> None:
         self.role = role
+        self.protocol = protocol or ProtocolState(max_events_per_s=1_000_000)
+        #: A protocol violation seen by the reader (also while still waiting).
+        self.violation: BotProtocolError | None = None
         self.bot = bot
         self.send_rate = send_rate
         self.receive_rate = receive_rate
@@ -91,6 +108,7 @@ class GrpcEndpoint:
                 return False
             self._audio.append(message)
         else:
+            self.protocol.on_output(message)
             self._control.append(message)
         self._output_ready.set()
         return True
@@ -122,8 +140,11 @@ class GrpcEndpoint:
                     self._finish_input(None)
                     break
                 try:
+                    if not self.protocol.check(msg):
+                        continue
                     item = bot_input(msg, self.role)
                 except BotProtocolError as exc:
+                    self.violation = exc
                     self._finish_input(exc)
                     break
                 await self._push_input(item)
@@ -152,15 +173,38 @@ class GrpcEndpoint:
                 await self._output_ready.wait()
 
 
+async def _abort_for(context: Any, error: BotProtocolError) -> None:
+    """End the stream with the status of a refused message (names state/limit)."""
+    code = (
+        grpc.StatusCode.RESOURCE_EXHAUSTED
+        if isinstance(error, BotLimitError)
+        else grpc.StatusCode.INVALID_ARGUMENT
+    )
+    await context.abort(code, str(error))
+
+
 class ConverseHandler:
     def __init__(self, pool: PairingPool, settings: BridgeSettings) -> None:
         self.pool = pool
         self.settings = settings
 
     async def __call__(self, context: Any) -> None:
+        try:
+            await self._converse(context)
+        except (grpc.aio.AbortError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            await internal_error(context, log, "Converse", exc)
+
+    async def _converse(self, context: Any) -> None:
         first = await context.read()
         if first is grpc.aio.EOF:
             return
+        if isinstance(first, Undecodable):
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"message: {first.size} bytes could not be decoded as a BotMessage ({first.error})",
+            )
         which = first.WhichOneof("message")
         if which != "join":
             await context.abort(
@@ -172,8 +216,21 @@ class ConverseHandler:
         except BotProtocolError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
             raise  # unreachable: abort raises
+        limit = self.settings.max_waiting_streams
+        if self.pool.waiting() >= limit:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"max_waiting_streams: {limit} streams are already waiting for a session",
+            )
         endpoint = GrpcEndpoint(
-            side, bot, send_rate, receive_rate, self.settings.max_outgoing_frames
+            side,
+            bot,
+            send_rate,
+            receive_rate,
+            self.settings.max_outgoing_frames,
+            ProtocolState(
+                self.settings.max_events_per_s, self.settings.max_final_state_chunk_bytes
+            ),
         )
         entry = Waiting(endpoint, first.join.run_filter)
         wait_s = self.settings.wait_timeout_s
@@ -198,6 +255,8 @@ class ConverseHandler:
                     entry.left = True
             if not taken:
                 await self.pool.remove(entry)
+                if endpoint.violation is not None:
+                    await _abort_for(context, endpoint.violation)
                 if not left.is_set():
                     await context.write(
                         bridge_pb2.BridgeMessage(
@@ -214,7 +273,7 @@ class ConverseHandler:
             writer.cancel()
             reader.cancel()
         if endpoint.error is not None:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(endpoint.error))
+            await _abort_for(context, endpoint.error)
 
     async def _wait_for_session(self, entry: Waiting, left: asyncio.Event) -> bool:
         """True once a session took the stream; False on timeout or if the bot left."""

@@ -154,6 +154,7 @@ class Session:
                     context=got.context,
                 )
             )
+        await io.drops.flush()
         await io.recorder.close()
         ended_ns = time.time_ns()
         clean = is_clean_exit(end.reason, plan.settings.end_policy, io.last_turn_side())

@@ -70,11 +70,14 @@ class OpenMicClock:
         for side, direction in io.directions.items():
             frame, _ = direction.pop_frame()
             offset = seq * direction.frame_samples
-            await io.recorder.audio(_TO[side], frame, offset, seq, now)
+            # The delivered channel records what was delivered: a frame to a
+            # bot that left, or one dropped for a slow reader, leaves a gap.
             if io.is_gone(side):
                 continue
             if not await io.send(side, PeerAudio(seq, offset, frame, now)):
                 self._slow[side] += 1
+                continue
+            await io.recorder.audio(_TO[side], frame, offset, seq, now)
 
     async def _flush_slow(self) -> None:
         for side, frames in self._slow.items():

@@ -33,6 +33,7 @@ from bridge_service.connectors.base import (
     SideEndpoint,
     StateSyncOut,
 )
+from bridge_service.drop_log import DropLog
 from bridge_service.ending import EndRequest, end_request_for
 from bridge_service.final_state import FinalStateCollector
 from bridge_service.noise import NoiseSource, noise_seed
@@ -110,6 +111,8 @@ class SessionIO:
         #: False once the clock stopped: later audio is recorded, not delivered.
         self.delivering = True
         self._notice_ns: dict[tuple[Side, str], int] = {}
+        #: Drops and gaps, one event per side, cause and second.
+        self.drops = DropLog(self.record)
 
     # ------------------------------------------------------------ state
     def request_end(self, request: EndRequest) -> None:
@@ -228,6 +231,9 @@ class SessionIO:
 
     async def _fail(self, side: Side, exc: BotProtocolError) -> None:
         await self.record(side, EventKind.SESSION_ERROR, {"field": exc.field, "error": str(exc)})
+        if exc.field.startswith("max_final_state"):
+            # Over a final-state limit: keep none of it rather than a cut document.
+            self.collectors[side] = FinalStateCollector(self.plan.bridge.max_final_state_bytes)
         self._gone.add(side)
         self._closed.add(side)
         self.final_done[side].set()
@@ -247,10 +253,18 @@ class SessionIO:
         now = time.time_ns()
         expected = self._next_seq[side]
         if chunk.sequence != expected:
+            # Backwards sequences never get here (protocol_state refuses them).
             message = f"expected sequence {expected}, got {chunk.sequence}"
-            detail = {"expected": expected, "got": chunk.sequence, "message": message}
-            await self.record(side, EventKind.SEQUENCE_GAP, detail)
-            await self.notice(side, "sequence_gap", message)
+            if await self.drops.add(
+                side,
+                EventKind.SEQUENCE_GAP,
+                "sequence_gap",
+                sequence=chunk.sequence,
+                samples=0,
+                span=(expected, chunk.sequence),
+                message=message,
+            ):
+                await self.notice(side, "sequence_gap", message)
         self._next_seq[side] = chunk.sequence + 1
         channel = Channel.USER if side is Side.USER else Channel.AGENT
         await self.recorder.audio(channel, chunk.pcm, chunk.sample_offset, chunk.sequence, now)
@@ -259,17 +273,15 @@ class SessionIO:
         if not self.delivering or not size:
             return
         dropped = self.directions[_PEER[side]].push(chunk.pcm)
-        if dropped:
-            await self.record(
-                side,
-                EventKind.AUDIO_DROPPED,
-                {
-                    "reason": "sender_faster_than_real_time",
-                    "sequence": chunk.sequence,
-                    "samples": dropped,
-                    "direction": str(_TO[_PEER[side]]),
-                },
-            )
+        if dropped and await self.drops.add(
+            side,
+            EventKind.AUDIO_DROPPED,
+            "sender_faster_than_real_time",
+            sequence=chunk.sequence,
+            samples=dropped,
+            span=(chunk.sample_offset, chunk.sample_offset + size // 2),
+            direction=str(_TO[_PEER[side]]),
+        ):
             await self.notice(
                 side,
                 "audio_dropped",

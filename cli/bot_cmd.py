@@ -18,7 +18,7 @@ import grpc
 
 from bots.client import Brain
 from bots.llm import LlmBrain, LlmSettings
-from bots.runner import BotConfig, run_bots
+from bots.runner import BotConfig, BridgeUnreachable, run_bots
 from bots.scripted import play_script
 from bots.speech import default_synthesiser
 from cli.common import log_level_option, setup_logging, token_option
@@ -136,6 +136,9 @@ def bot_command(
         click.echo(
             f"error: the bridge refused the bot: {err.code().name}: {err.details()}", err=True
         )
+        sys.exit(1)
+    except* BridgeUnreachable as group:
+        click.echo(f"error: {group.exceptions[0]}", err=True)
         sys.exit(1)
 
 

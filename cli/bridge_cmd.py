@@ -10,7 +10,14 @@ import click
 
 from bridge_service.config import BridgeSettings
 from bridge_service.server import serve
-from cli.common import db_option, log_level_option, setup_logging, tls_server_options, token_option
+from cli.common import (
+    db_option,
+    log_level_option,
+    setup_logging,
+    store_errors,
+    tls_server_options,
+    token_option,
+)
 from vae.serving import TlsFiles
 
 
@@ -47,6 +54,7 @@ def bridge_group() -> None:
     help="Seconds to wait for a bot's final state at the end of a session.",
 )
 @log_level_option
+@store_errors
 def serve_command(
     address: str,
     db_path: Path,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any, TypeVar
 import click
 
 from recordings.errors import RunSelectionError, StoreError
+from recordings.identifiers import InvalidIdentifier
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -89,12 +91,19 @@ def store_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except RunSelectionError as exc:
+        except (RunSelectionError, InvalidIdentifier) as exc:
             raise click.UsageError(str(exc)) from exc
         except FileNotFoundError as exc:
             raise click.UsageError(str(exc)) from exc
         except StoreError as exc:
             click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+        except sqlite3.Error as exc:
+            # A file damaged past its header shows only when a query reads it.
+            from recordings.db_file import describe_sqlite_error
+
+            path = kwargs.get("db_path")
+            click.echo(f"error: {describe_sqlite_error(Path(path or '?'), exc)}", err=True)
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]

@@ -169,7 +169,10 @@ async def run_demo(
                 )
         finally:
             await scorer.stop(1.0)
-    report = report_path or db_path.with_name(f"{db_path.stem}-report-{run_id}.html")
+    from recordings.identifiers import slug
+
+    # slug() leaves no separator in the name: the report stays beside the database.
+    report = report_path or db_path.with_name(f"{db_path.stem}-report-{slug(run_id, 'run')}.html")
     sessions = await asyncio.to_thread(_write_report, db_path, run_id, scoring.scoring_id, report)
     return DemoResult(
         run_id=run_id,

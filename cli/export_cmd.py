@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
 from cli.common import db_option, json_option, print_json, store_errors
+from recordings import identifiers
 from recordings.export import export_session
+from recordings.identifiers import OutsideTarget, contained
 from recordings.reader import RecordingReader
 from recordings.selection import select_run
 
@@ -44,7 +47,26 @@ def export_command(
     db_path: Path,
     as_json: bool,
 ) -> None:
-    """Export RUN (exact id or unique prefix) as audio files or JSON."""
+    """Export RUN (exact id or unique prefix) as audio files or JSON.
+
+    Files go to OUTPUT/<run>/<scenario>.<attempt>.<kind>; nothing is ever
+    written outside OUTPUT.
+
+    \b
+    Examples:
+      vae export 2024-06-01 --db vae.db --format flac -o export/
+      vae export my-run --session my-run_s1_a1 --format json --json
+    """
+    try:
+        _export(run, session_ids, fmt, out_dir, db_path, as_json)
+    except OutsideTarget as exc:
+        click.echo(f"error: {exc}", err=True)
+        raise SystemExit(1) from exc
+
+
+def _export(
+    run: str, session_ids: tuple[str, ...], fmt: str, out_dir: Path, db_path: Path, as_json: bool
+) -> None:
     with RecordingReader(db_path) as reader:
         run_id = select_run(reader, run)
         sessions = reader.sessions(run_id)
@@ -55,8 +77,8 @@ def export_command(
                 raise click.UsageError(f"run {run_id} has no session {missing[0]!r}")
             sessions = [s for s in sessions if s.session_id in session_ids]
         written: list[Path] = []
-        target = out_dir / run_id
-        with click.progressbar(sessions, label=f"exporting {run_id}", file=None) as bar:
+        target = contained(out_dir, identifiers.slug(run_id, "run"))
+        with click.progressbar(sessions, label=f"exporting {run_id}", file=sys.stderr) as bar:
             for s in bar:
                 written.extend(export_session(reader, s.session_id, target, fmt))
     if as_json:

@@ -72,6 +72,13 @@ def import_nemo_cmd(
     setup_logging(log_level)
     if not directory.is_dir():
         raise click.UsageError(f"{directory}: no such directory")
+    if run_id:
+        from recordings.identifiers import InvalidIdentifier, check
+
+        try:
+            check("--run-id", run_id)
+        except InvalidIdentifier as exc:
+            raise click.UsageError(str(exc)) from exc
     total = len(scan(directory))
     try:
         with click.progressbar(length=total, label="importing", file=sys.stderr) as bar:

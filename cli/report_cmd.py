@@ -64,7 +64,10 @@ def report_command(
             raise click.UsageError(str(exc)) from exc
         except ValueError as exc:
             raise click.UsageError(str(exc)) from exc
-    target = out or Path(f"report-{run_id}.html")
+    from recordings.identifiers import contained, slug
+
+    # The default name carries the run id: keep it in the current folder.
+    target = out or contained(Path.cwd(), f"report-{slug(run_id, 'run')}.html")
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(render(data), encoding="utf-8")
     scoring = data["scoring"]["scoring_id"] if data["scoring"] else None

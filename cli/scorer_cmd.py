@@ -9,7 +9,14 @@ from pathlib import Path
 
 import click
 
-from cli.common import db_option, log_level_option, setup_logging, tls_server_options, token_option
+from cli.common import (
+    db_option,
+    log_level_option,
+    setup_logging,
+    store_errors,
+    tls_server_options,
+    token_option,
+)
 from scorer_service.server import start_scorer
 from vae.serving import TlsFiles
 
@@ -47,6 +54,7 @@ def scorer_group() -> None:
 @db_option
 @token_option
 @log_level_option
+@store_errors
 def serve_command(
     address: str,
     tls_cert: Path | None,
@@ -62,8 +70,12 @@ def serve_command(
     setup_logging(log_level)
     if (tls_cert is None) != (tls_key is None):
         raise click.UsageError("--tls-cert and --tls-key go together")
+    from recordings.connection import open_database
+
     if not db_path.exists():
         raise click.UsageError(f"no vae database at {db_path}")
+    # Refuse a file the scorer cannot read and write now, not on every request.
+    open_database(db_path, create=False).close()
     tls = TlsFiles(tls_cert, tls_key) if tls_cert and tls_key else None
     try:
         asyncio.run(_serve(db_path, address, tls, token))

@@ -1,10 +1,28 @@
-"""Opening a store file: pragmas, migrations, version checks."""
+"""Opening a store file: checks, pragmas, migrations, version checks.
+
+Order matters: the file is inspected (:mod:`recordings.db_file`) and its
+schema version read *before* any pragma that writes (``journal_mode = WAL``
+rewrites the header), so a file written by a newer vae, or one that is not a
+vae database at all, is refused untouched. Readers open with ``mode=rw``
+(never creating a file) and ``query_only``; where the file or its folder is
+read-only (SQLite could not create the ``-shm`` file WAL readers need) they
+open the file as immutable, which is safe because nobody can be writing it. Every SQLite error while
+opening becomes a :class:`~recordings.db_file.DatabaseFileError` naming the file.
+"""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
 
+from recordings.db_file import (
+    DatabaseFileError,
+    describe_sqlite_error,
+    inspect,
+    mark_checked,
+    writable_file,
+    writable_folder,
+)
 from recordings.migrations import SCHEMA_VERSION, check_version, migrate
 
 #: How long a connection waits on another process's lock before SQLite says busy.
@@ -18,36 +36,77 @@ def configure(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA foreign_keys = ON")
 
 
+def _vae_version(conn: sqlite3.Connection, path: Path) -> int:
+    """The file's schema version; refuse an SQLite file of some other program."""
+    version = check_version(conn)
+    if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+        raise DatabaseFileError(f"{path} is an SQLite database of another program, not vae's")
+    return version
+
+
 def open_database(path: str | Path, *, create: bool = True) -> sqlite3.Connection:
     """Open (and migrate) a store file for writing; autocommit mode."""
     path = Path(path)
-    if create:
+    has_data = inspect(path, for_write=create)
+    if create and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-    elif not path.exists():
-        raise FileNotFoundError(f"no vae database at {path}")
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    if not writable_folder(path):
+        raise DatabaseFileError(
+            f"{path} is in a read-only folder; vae needs to write there (WAL files)"
+        )
+    if path.exists() and not writable_file(path):
+        raise DatabaseFileError(f"{path} is read-only; vae needs to write to it here")
+    try:
+        if has_data:
+            # Refuse a newer file before anything writes to it.
+            probe = sqlite3.connect(path.resolve().as_uri() + "?mode=rw", uri=True)
+            try:
+                probe.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                _vae_version(probe, path)
+            finally:
+                probe.close()
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise describe_sqlite_error(path, exc) from exc
     try:
         configure(conn)
         migrate(conn)
+    except sqlite3.Error as exc:
+        conn.close()
+        raise describe_sqlite_error(path, exc) from exc
     except BaseException:
         conn.close()
         raise
+    mark_checked(path)
     return conn
 
 
 def open_readonly(path: str | Path) -> sqlite3.Connection:
     """Open a store file for reading while a writer may be writing (WAL)."""
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no vae database at {path}")
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    inspect(path, for_write=False)
+    # mode=rw never creates a file; query_only below keeps the connection a reader.
+    writable = writable_folder(path) and writable_file(path)
+    flags = "?mode=rw" if writable else "?immutable=1"
     try:
-        if check_version(conn) < SCHEMA_VERSION:
+        conn = sqlite3.connect(
+            path.resolve().as_uri() + flags,
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+    except sqlite3.Error as exc:
+        raise describe_sqlite_error(path, exc) from exc
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if _vae_version(conn, path) < SCHEMA_VERSION:
             # An older file: bring it up to date once, then read.
             open_database(path, create=False).close()
+        conn.execute("PRAGMA query_only = ON")
+    except sqlite3.Error as exc:
+        conn.close()
+        raise describe_sqlite_error(path, exc) from exc
     except BaseException:
         conn.close()
         raise
-    conn.execute("PRAGMA query_only = ON")
     return conn

@@ -9,10 +9,13 @@ The hierarchy, drawn once::
     │   ├── RunNotFoundError        no run matches
     │   └── AmbiguousRunError       several runs match; `.candidates` lists them
     ├── ScenarioError               a scenario document is invalid; names path and field
-    └── WriterClosedError           a write was submitted to a writer that has stopped
+    ├── WriterClosedError           a write was submitted to a writer that has stopped
+    └── StorageError                the file cannot be written any more (disk full, I/O
+                                    error, deleted or replaced, locked beyond the timeout)
 
 A locked database is not an error here: the writer waits (busy timeout, then
-retries with backoff) and never drops a batch.
+retries with backoff) and never drops a batch — up to its lock timeout, after
+which the lock counts as a storage failure.
 """
 
 from __future__ import annotations
@@ -60,3 +63,7 @@ class ScenarioError(StoreError):
 
 class WriterClosedError(StoreError):
     """A write was submitted after the writer stopped."""
+
+
+class StorageError(StoreError):
+    """The store cannot be written any more; the message says why and names the file."""

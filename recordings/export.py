@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
+from recordings import identifiers
 from recordings.audio import resample_whole
+from recordings.identifiers import contained
 from recordings.models import Channel, EventKind
 from recordings.reader import ChannelAudio, RecordingReader
 
@@ -67,22 +69,23 @@ def export_session(
     ``json`` (transcript, events, final states and the session record).
     """
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     session = reader.session(session_id)
     if session is None:
         raise KeyError(f"no session {session_id!r}")
-    stem = f"{session.scenario_name}.{session.attempt}"
+    # Names recorded before the identifier grammar existed may hold anything.
+    stem = f"{identifiers.slug(session.scenario_name, 'scenario')}.{session.attempt}"
+    out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     if fmt in AUDIO_FORMATS:
         subtype = "PCM_16"
         # Each channel is read from the store once and serves both files.
         sides = {c: reader.read_channel(session_id, c) for c in (Channel.USER, Channel.AGENT)}
         mix, rate = mix_channels(sides[Channel.USER], sides[Channel.AGENT])
-        path = out / f"{stem}.stereo.{fmt}"
+        path = contained(out, f"{stem}.stereo.{fmt}")
         sf.write(path, mix, rate, format=AUDIO_FORMATS[fmt], subtype=subtype)
         written.append(path)
         for channel, audio in sides.items():
-            path = out / f"{stem}.{channel}.{fmt}"
+            path = contained(out, f"{stem}.{channel}.{fmt}")
             sf.write(path, audio.samples, audio.sample_rate, format=AUDIO_FORMATS[fmt],
                      subtype=subtype)  # fmt: skip
             written.append(path)
@@ -120,7 +123,7 @@ def export_session(
                 for side, fs in reader.final_states(session_id).items()
             },
         }
-        path = out / f"{stem}.json"
+        path = contained(out, f"{stem}.json")
         path.write_text(json.dumps(doc, indent=2, ensure_ascii=False, default=str))
         written.append(path)
     else:

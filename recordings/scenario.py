@@ -15,6 +15,7 @@ import enum
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from recordings import identifiers
 from recordings.errors import ScenarioError
 
 
@@ -153,6 +154,9 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ScenarioError(source, "name", "required, a non-empty string")
+    why = identifiers.problem(name.strip())
+    if why:
+        raise ScenarioError(source, "name", f"{name.strip()[:40]!r} {why}")
     where = f"{source} [{name}]"
     sc = Scenario(name=name.strip())
     sc.domain = _str(data, "domain", where, "default") or "default"
@@ -201,6 +205,9 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
         raise ScenarioError(where, "sync_hook", "must be 'module:function'")
     sc.sync_hook = hook
     sc.tags = _str_list(data, "tags", where)
+    for i, tag in enumerate(sc.tags):
+        if why := identifiers.problem(tag):
+            raise ScenarioError(where, f"tags[{i}]", f"{tag[:40]!r} {why}")
     return sc
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from recordings.errors import AmbiguousRunError, RunNotFoundError
+from recordings.identifiers import check
 from recordings.models import Side
 from recordings.reader import RecordingReader
 from recordings.stop_reasons import describe, is_finished
@@ -23,6 +24,8 @@ def resolve_run(candidates: Iterable[str], ref: str) -> str:
     ids = sorted(set(candidates))
     if ref in ids:
         return ref
+    if ref:
+        check("run", ref)
     matches = [run_id for run_id in ids if run_id.startswith(ref)] if ref else []
     if not matches:
         raise RunNotFoundError(ref)

@@ -8,7 +8,10 @@ single ``executemany``. A batch is committed at most ``flush_interval_s`` after
 its first row arrived, so data is durable within a second of arrival.
 
 A database locked by another process is waited on (SQLite's busy timeout,
-then retries with backoff); the batch is kept until it commits.
+then retries with backoff); the batch is kept until it commits, up to
+``lock_timeout_s``. Storage failures (disk full, I/O error, the file deleted
+or read-only, a lock held beyond the timeout) fail the writer cleanly:
+see :mod:`recordings.writer_faults`.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ from typing import Any
 
 import aiosqlite
 
+from recordings import writer_faults
 from recordings.connection import BUSY_TIMEOUT_MS, open_database
-from recordings.errors import WriterClosedError
+from recordings.errors import StorageError, WriterClosedError
 from recordings.models import (
     ArtifactRecord,
     EventRecord,
@@ -75,8 +79,16 @@ class RecordingWriter:
         max_pending: int = 50_000,
         flush_interval_s: float = 0.2,
         max_batch: int = 20_000,
+        lock_timeout_s: float = 120.0,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
     ) -> None:
         self.path = Path(path)
+        self.lock_timeout_s = lock_timeout_s
+        self.busy_timeout_ms = busy_timeout_ms
+        #: Set when storage failed; ``failure`` says why.
+        self.failed = asyncio.Event()
+        self._salvage: list[_Write] = []
+        self._identity: tuple[int, int] | None = None
         self.flush_interval_s = flush_interval_s
         self.max_batch = max_batch
         self._queue: asyncio.Queue[_Item] = asyncio.Queue(maxsize=max_pending)
@@ -94,25 +106,37 @@ class RecordingWriter:
         # scorings left running by a dead process are marked interrupted then.
         await asyncio.to_thread(_prepare, self.path)
         self._db = await aiosqlite.connect(self.path, isolation_level=None)
-        await self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        await self._db.execute(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
         await self._db.execute("PRAGMA journal_mode = WAL")
         await self._db.execute("PRAGMA synchronous = NORMAL")
+        self._identity = writer_faults.file_identity(self.path)
         self._task = asyncio.create_task(self._run(), name=f"vae-writer:{self.path.name}")
 
     async def close(self) -> None:
-        """Commit everything queued, then stop."""
+        """Commit everything queued, then stop (after a storage failure: never blocks)."""
         if self._task is None:
             return
         if not self._closing:
             self._closing = True
-            with contextlib.suppress(WriterClosedError):
-                await self.flush()
+            if self._failure is None:
+                with contextlib.suppress(WriterClosedError):
+                    await self.flush()
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         if self._db is not None:
-            await self._db.close()
-            self._db = None
+            db, self._db = self._db, None
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(db.close(), 5.0)
+        if self._salvage:
+            kept, self._salvage = self._salvage, []
+            await asyncio.to_thread(
+                writer_faults.salvage, self.path, [(w.sql, w.row) for w in kept]
+            )
+
+    @property
+    def failure(self) -> BaseException | None:
+        return self._failure
 
     async def flush(self) -> None:
         """Return once every write submitted before this call is committed."""
@@ -132,7 +156,12 @@ class RecordingWriter:
 
     async def _put(self, item: _Item) -> None:
         if self._failure is not None:
-            raise WriterClosedError(f"writer for {self.path} failed: {self._failure}")
+            if isinstance(item, _Write):
+                # Reported once already; keep only what salvage() may still record.
+                if writer_faults.salvageable(item.sql):
+                    self._salvage.append(item)
+                return
+            raise StorageError(str(self._failure))
         if self._task is None or (self._closing and not isinstance(item, _Barrier)):
             raise WriterClosedError(f"writer for {self.path} is not running")
         if self._queue.full():
@@ -161,6 +190,11 @@ class RecordingWriter:
                 await self._commit(batch)
         except asyncio.CancelledError:
             raise
+        except StorageError as exc:
+            log.error("%s", exc)
+            self._failure = exc
+            self._fail_waiters(exc)
+            self.failed.set()
         except BaseException as exc:  # pragma: no cover - defensive: report, then fail loudly
             log.exception("writer for %s failed", self.path)
             self._failure = exc
@@ -174,7 +208,11 @@ class RecordingWriter:
             except asyncio.QueueEmpty:
                 return
             if isinstance(item, _Barrier) and not item.done.done():
-                item.done.set_exception(WriterClosedError(str(exc)))
+                item.done.set_exception(
+                    exc if isinstance(exc, StorageError) else WriterClosedError(str(exc))
+                )
+            elif isinstance(item, _Write) and writer_faults.salvageable(item.sql):
+                self._salvage.append(item)
 
     async def _commit(self, batch: list[_Item]) -> None:
         groups: list[tuple[str, list[Row]]] = []
@@ -187,7 +225,13 @@ class RecordingWriter:
             else:
                 groups.append((item.sql, [item.row]))
         if groups:
-            await self._commit_groups(groups)
+            try:
+                await self._commit_groups(groups)
+            except StorageError as exc:
+                for barrier in barriers:
+                    if not barrier.done.done():
+                        barrier.done.set_exception(exc)
+                raise
         for barrier in barriers:
             if not barrier.done.done():
                 barrier.done.set_result(None)
@@ -196,7 +240,11 @@ class RecordingWriter:
         db = self._db
         assert db is not None
         attempt = 0
+        waited = 0.0
         while True:
+            if writer_faults.file_identity(self.path) != self._identity:
+                self._keep_salvageable(groups)
+                raise StorageError(f"{self.path} was deleted or replaced while vae was writing it")
             try:
                 await db.execute("BEGIN IMMEDIATE")
                 for sql, rows in groups:
@@ -204,21 +252,38 @@ class RecordingWriter:
                 await db.execute("COMMIT")
             except sqlite3.OperationalError as exc:
                 await self._rollback()
-                if _is_lock_error(exc):
+                if writer_faults.is_lock_error(exc):
                     attempt += 1
                     delay = min(0.05 * 2**attempt, 2.0)
+                    waited += delay + self.busy_timeout_ms / 1000
+                    if waited > self.lock_timeout_s:
+                        self._keep_salvageable(groups)
+                        raise StorageError(
+                            f"{self.path} stayed locked for over {self.lock_timeout_s:g} s"
+                        ) from exc
                     log.warning("database %s is locked; retrying in %.2fs", self.path, delay)
                     await asyncio.sleep(delay)
                     continue
+                if writer_faults.is_storage_error(exc):
+                    self._keep_salvageable(groups)
+                    raise StorageError(f"{self.path} cannot be written: {exc}") from exc
                 await self._commit_rows_one_by_one(groups, exc)
                 return
             except sqlite3.DatabaseError as exc:
                 await self._rollback()
+                if writer_faults.is_storage_error(exc):
+                    self._keep_salvageable(groups)
+                    raise StorageError(f"{self.path} cannot be written: {exc}") from exc
                 await self._commit_rows_one_by_one(groups, exc)
                 return
             self.rows_written += sum(len(r) for _, r in groups)
             self.batches_written += 1
             return
+
+    def _keep_salvageable(self, groups: list[tuple[str, list[Row]]]) -> None:
+        for sql, rows in groups:
+            if writer_faults.salvageable(sql):
+                self._salvage.extend(_Write(sql, row) for row in rows)
 
     async def _commit_rows_one_by_one(
         self, groups: list[tuple[str, list[Row]]], cause: BaseException
@@ -227,15 +292,22 @@ class RecordingWriter:
         log.error("batch failed (%s); committing row by row", cause)
         db = self._db
         assert db is not None
-        await db.execute("BEGIN IMMEDIATE")
-        for sql, rows in groups:
-            for row in rows:
-                try:
-                    await db.execute(sql, row)
-                    self.rows_written += 1
-                except sqlite3.DatabaseError as exc:
-                    log.error("row refused by the database (%s): %s %.200r", exc, sql, row)
-        await db.execute("COMMIT")
+        try:
+            await db.execute("BEGIN IMMEDIATE")
+            for sql, rows in groups:
+                for row in rows:
+                    try:
+                        await db.execute(sql, row)
+                        self.rows_written += 1
+                    except sqlite3.DatabaseError as exc:
+                        if writer_faults.is_storage_error(exc):
+                            raise
+                        log.error("row refused by the database (%s): %s %.200r", exc, sql, row)
+            await db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            await self._rollback()
+            self._keep_salvageable(groups)
+            raise StorageError(f"{self.path} cannot be written: {exc}") from exc
 
     async def _rollback(self) -> None:
         assert self._db is not None
@@ -462,11 +534,6 @@ def _prepare(path: Path) -> None:
             log.warning("scorings left running by a process that died: %s (interrupted)", marked)
     finally:
         conn.close()
-
-
-def _is_lock_error(exc: sqlite3.OperationalError) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
 
 
 # ---------------------------------------------------------------- one per file

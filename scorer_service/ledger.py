@@ -22,6 +22,10 @@ class ScoringNotFoundError(StoreError):
     """No scoring (or several) match a reference."""
 
 
+class ScoringMismatchError(StoreError, ValueError):
+    """A scoring was named together with a run it does not belong to (INVALID_ARGUMENT)."""
+
+
 def resolve_scoring(reader: RecordingReader, ref: str) -> ScoringRecord:
     exact = reader.scoring(ref)
     if exact is not None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from recordings.errors import StoreError
+from recordings.errors import StorageError, StoreError
 from recordings.models import ScoreRecord, ScoringRecord, SessionRecord, Verdict
 from recordings.reader import RecordingReader
 from recordings.scenario import Scenario
@@ -240,6 +240,8 @@ async def _run(
         finally:
             pool.put_nowait(reader)
         records = await _score_session(scorers, ctx, scoring.scoring_id)
+        if writer.failure is not None:
+            raise StorageError(f"scoring stopped: {writer.failure}")
         await writer.add_scores(records)
         outcome = SessionOutcome(
             session.session_id, session.scenario_name, scenario.domain, session.duration_s, records
@@ -268,7 +270,10 @@ async def _run(
             summary={"error": f"{type(error).__name__}: {error}", "sessions_done": len(outcomes)},
             finished_ns=time.time_ns(),
         )
-        await writer.flush()
+        with contextlib.suppress(StoreError):  # a failed store keeps it for salvage
+            await writer.flush()
+        if isinstance(error, StoreError):
+            raise error from None  # one clear error, not a group, for the CLI and the servicer
         if isinstance(error, JudgeUnusableError):
             raise JudgeUnusableError(
                 f"{error}; scoring {scoring.scoring_id} recorded as failed "

@@ -13,6 +13,10 @@ from vae.serving import RunningServer, TlsFiles, start_server
 SERVICE_NAME = scorer_pb2.DESCRIPTOR.services_by_name["ScorerService"].full_name
 
 
+#: Largest request the scorer accepts (its requests are small; replies may be large).
+MAX_REQUEST = 4 * 1024 * 1024
+
+
 async def start_scorer(
     db_path: str | Path,
     address: str = "127.0.0.1:0",
@@ -26,4 +30,6 @@ async def start_scorer(
     def register(server: grpc.aio.Server) -> None:
         scorer_pb2_grpc.add_ScorerServiceServicer_to_server(servicer, server)
 
-    return await start_server(address, register, [SERVICE_NAME], tls=tls, token=token)
+    return await start_server(
+        address, register, [SERVICE_NAME], tls=tls, token=token, max_receive_bytes=MAX_REQUEST
+    )

@@ -24,14 +24,17 @@ from recordings.errors import (
     ScenarioError,
     StoreError,
 )
+from recordings.identifiers import InvalidIdentifier
 from recordings.reader import RecordingReader
 from recordings.selection import select_run
 from scorer_service import convert, ledger
 from scorer_service.aggregate import SessionOutcome
 from scorer_service.config import ConfigError
 from scorer_service.judge.client import JudgeUnusableError
+from scorer_service.ledger import ScoringMismatchError
 from scorer_service.rescore import RescoreError, RescoreResult, rescore
 from vae.scorer.v1 import scorer_pb2, scorer_pb2_grpc
+from vae.status import internal_error
 
 log = logging.getLogger("vae.scorer.service")
 T = TypeVar("T")
@@ -41,7 +44,15 @@ Ctx = grpc.aio.ServicerContext[Any, Any]
 async def _abort(context: Ctx, exc: BaseException) -> NoReturn:
     if isinstance(exc, RunNotFoundError | ledger.ScoringNotFoundError | FileNotFoundError):
         code = grpc.StatusCode.NOT_FOUND
-    elif isinstance(exc, AmbiguousRunError | ConfigError | ScenarioError | RescoreError):
+    elif isinstance(
+        exc,
+        AmbiguousRunError
+        | ConfigError
+        | ScenarioError
+        | RescoreError
+        | InvalidIdentifier
+        | ScoringMismatchError,
+    ):
         code = grpc.StatusCode.INVALID_ARGUMENT
     elif isinstance(exc, JudgeUnusableError):
         # The judge endpoint cannot be used; the scoring is recorded failed.
@@ -51,8 +62,7 @@ async def _abort(context: Ctx, exc: BaseException) -> NoReturn:
     elif isinstance(exc, StoreError):
         code = grpc.StatusCode.FAILED_PRECONDITION
     else:
-        log.exception("scorer request failed", exc_info=exc)
-        code = grpc.StatusCode.INTERNAL
+        await internal_error(context, log, "ScorerService", exc)
     await context.abort(code, str(exc) or type(exc).__name__)
     raise AssertionError("unreachable")  # pragma: no cover
 

@@ -96,6 +96,7 @@ async def start_server(
     *,
     tls: TlsFiles | None = None,
     token: str | None = None,
+    max_receive_bytes: int | None = None,
 ) -> RunningServer:
     """Start a grpc.aio server on ``address`` (``host:port``; port 0 picks one).
 
@@ -103,7 +104,12 @@ async def start_server(
     names (e.g. ``vae.bridge.v1.BridgeService``) for health and reflection.
     """
     interceptors = [BearerTokenInterceptor(token)] if token else []
-    server = grpc.aio.server(interceptors=interceptors, options=CHANNEL_OPTIONS)
+    options = list(CHANNEL_OPTIONS)
+    if max_receive_bytes is not None:
+        # The largest request a client may send; bigger ones get RESOURCE_EXHAUSTED.
+        options = [o for o in options if o[0] != "grpc.max_receive_message_length"]
+        options.append(("grpc.max_receive_message_length", max_receive_bytes))
+    server = grpc.aio.server(interceptors=interceptors, options=options)
     register(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -58,6 +58,13 @@ class BotProtocolError(Exception):
         self.problem = problem
 
 
+class BotLimitError(BotProtocolError):
+    """A bot exceeded one of the bridge's limits (gRPC: ``RESOURCE_EXHAUSTED``).
+
+    ``field`` names the limit's setting (e.g. ``max_events_per_s``).
+    """
+
+
 class ConnectorError(Exception):
     """A connector could not reach or configure its bot."""
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from recordings import identifiers
 from recordings.errors import StoreError
 
 #: Files whose presence marks a directory as a scenario directory.
@@ -67,6 +68,8 @@ def scan(results_dir: Path) -> list[ScenarioDirs]:
         else:
             name = child.name
             attempt = AttemptDir(child, (child / "__KILLED__").exists(), (1, "", 0))
+        # Directory names become scenario names and file names: keep to the grammar.
+        name = name if identifiers.is_valid(name) else identifiers.slug(name, "scenario")
         found.setdefault(name, ScenarioDirs(name)).attempts.append(attempt)
     for dirs in found.values():
         dirs.attempts.sort(key=lambda a: a.order)
@@ -83,7 +86,7 @@ def run_id_from_dir(results_dir: Path) -> str:
             pass
         else:
             return when.strftime("%Y-%m-%dT%H-%M-%S")
-    return results_dir.name or "imported"
+    return identifiers.slug(results_dir.name, "imported")
 
 
 class ImportSourceError(StoreError):
@@ -96,6 +99,7 @@ class RunIdTakenError(ImportSourceError):
 
 def choose_run_id(requested: str | None, derived: str, existing: list[str]) -> str:
     if requested:
+        identifiers.check("run_id", requested)
         if requested in existing:
             raise RunIdTakenError(f"run id {requested!r} already exists in this database")
         return requested

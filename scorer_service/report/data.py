@@ -17,7 +17,7 @@ from recordings.models import Channel, EventKind, ScoringRecord, SessionRecord, 
 from recordings.reader import RecordingReader
 from recordings.selection import select_run
 from recordings.stop_reasons import is_finished
-from scorer_service import signals
+from scorer_service import ledger, signals
 from scorer_service.aggregate import SessionOutcome
 from scorer_service.ledger import compare, current_scoring, resolve_scoring, session_outcomes
 from scorer_service.report.audio import session_audio_uri
@@ -191,7 +191,10 @@ def report_data(
     assert run is not None
     scoring = resolve_scoring(reader, scoring_id) if scoring_id else current_scoring(reader, run_id)
     if scoring is not None and scoring.run_id != run_id:
-        raise ValueError(f"scoring {scoring.scoring_id} belongs to run {scoring.run_id}")
+        raise ledger.ScoringMismatchError(
+            f"scoring_id: scoring {scoring.scoring_id} belongs to run {scoring.run_id}, "
+            f"not {run_id}"
+        )
     outcomes = {o.session_id: o for o in session_outcomes(reader, scoring)} if scoring else {}
     scenarios = {s.scenario_name: s for s in reader.run_scenarios(run_id)}
     shown = sorted(reader.latest_attempts(run_id).values(), key=lambda s: s.scenario_name)
@@ -207,7 +210,9 @@ def report_data(
     if compare_scoring_id:
         other = resolve_scoring(reader, compare_scoring_id)
         if scoring is None:
-            raise ValueError("a comparison needs a scoring to compare against")
+            raise ledger.ScoringMismatchError(
+                "compare_scoring_id: a comparison needs a scoring to compare against"
+            )
         comparison = _compare(reader, other, scoring)
     return {
         "generated_at": _iso(time.time_ns()),

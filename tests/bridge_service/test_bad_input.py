@@ -98,6 +98,42 @@ async def vanish(bot: TestBot) -> None:
             task.cancel()
 
 
+async def sequence_backwards(bot: TestBot) -> None:
+    await bot.speak(tone(0.1, 16000))
+    await bot.audio(tone(0.02, 16000).tobytes(), sequence=0)
+
+
+async def offset_backwards(bot: TestBot) -> None:
+    await bot.speak(tone(0.1, 16000))
+    chunk = common_pb2.AudioChunk(sequence=100, sample_offset=0, pcm=bytes(640))
+    await bot.send(bridge_pb2.BotMessage(audio=chunk))
+
+
+async def early_final_state(bot: TestBot) -> None:
+    await bot.speak(tone(0.1, 16000))
+    state = common_pb2.JsonChunk(offset=0, data=b"{}", last=True)
+    await bot.send(bridge_pb2.BotMessage(final_state=bridge_pb2.FinalState(state=state, done=True)))
+
+
+async def empty_message(bot: TestBot) -> None:
+    await bot.speak(tone(0.1, 16000))
+    await bot.send(bridge_pb2.BotMessage())
+
+
+async def args_not_object(bot: TestBot) -> None:
+    await bot.speak(tone(0.2, 16000))
+    await bot.event(
+        tool_call=common_pb2.ToolCall(call_id="x", name="book", arguments_json="[1,2,3]")
+    )
+    await bot.speak(tone(0.2, 16000))
+
+
+async def event_flood(bot: TestBot) -> None:
+    await bot.speak(tone(0.1, 16000))
+    for i in range(600):
+        await bot.event(metric=common_pb2.Metric(name="ttfb", value=float(i)))
+
+
 Case = tuple[Callable[[TestBot], Awaitable[None]], dict[str, Any], str, str, str]
 CASES: dict[str, Case] = {
     # behaviour, bot kwargs, expected stop reason, recorded event kind, status detail / notice
@@ -107,6 +143,42 @@ CASES: dict[str, Case] = {
     "flood": (flood, {}, "end_tool", "audio_dropped", "dropped"),
     "sequence-gap": (gap, {}, "end_tool", "sequence_gap", "expected sequence 1, got 5"),
     "malformed-json": (malformed, {}, "end_tool", "malformed_event", "not valid JSON"),
+    "sequence-backwards": (
+        sequence_backwards,
+        {},
+        "bot_error",
+        "session_error",
+        "sequence numbers must increase",
+    ),
+    "offset-backwards": (
+        offset_backwards,
+        {},
+        "bot_error",
+        "session_error",
+        "offsets must not go backwards",
+    ),
+    "final-state-in-session": (
+        early_final_state,
+        {},
+        "bot_error",
+        "session_error",
+        "final_state is not valid in state in_session",
+    ),
+    "empty-message": (
+        empty_message,
+        {},
+        "bot_error",
+        "session_error",
+        "an empty BotMessage is not valid in state in_session",
+    ),
+    "arguments-not-object": (
+        args_not_object,
+        {},
+        "end_tool",
+        "malformed_event",
+        "must be a JSON object, got list",
+    ),
+    "event-flood": (event_flood, {}, "bot_error", "session_error", "max_events_per_s"),
     "vanishes": (vanish, {}, "bot_disconnected", "", ""),
     "stops-reading": (
         good_user,
@@ -160,7 +232,9 @@ async def test_bad_bot_never_disturbs_another_session(
             assert hits, [e.kind for e in events]
             text = str([e.payload for e in hits])
         if reason == "bot_error":
-            assert bad.got.status == grpc.StatusCode.INVALID_ARGUMENT
+            limit = needle.startswith("max_")
+            code = grpc.StatusCode.RESOURCE_EXHAUSTED if limit else grpc.StatusCode.INVALID_ARGUMENT
+            assert bad.got.status == code
             assert needle in bad.got.details and needle in text
             assert bad_peer.got.ending.reason == bridge_pb2.STOP_REASON_BOT_ERROR
         elif case == "stops-reading":
@@ -174,4 +248,8 @@ async def test_bad_bot_never_disturbs_another_session(
             assert sent == bytes(bad.sent_pcm)
             dropped = sum(int(e.payload["samples"]) for e in hits)
             assert dropped > 16000  # well over a second of the 4 s burst
+            # Aggregated: one row per cause and second, with counts and example ranges.
+            assert len(hits) <= 6, len(hits)
+            assert sum(int(e.payload["count"]) for e in hits) > len(hits)
+            assert all(e.payload["sample_ranges"] for e in hits)
             assert np.any(bad.got.notices)

@@ -92,6 +92,10 @@ class _StopReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_StopReason
     """The bridge itself failed while running the session. Unfinished."""
     STOP_REASON_ATTEMPT_CRASHED: _StopReason.ValueType  # 12
     """An imported attempt crashed or was killed mid-call. Unfinished."""
+    STOP_REASON_STORAGE_ERROR: _StopReason.ValueType  # 13
+    """The store failed (disk full, I/O error, database deleted or locked beyond
+    its timeout); the run fails.
+    """
 
 class StopReason(_StopReason, metaclass=_StopReasonEnumTypeWrapper):
     """Why a session ended."""
@@ -123,6 +127,10 @@ STOP_REASON_BRIDGE_ERROR: StopReason.ValueType  # 11
 """The bridge itself failed while running the session. Unfinished."""
 STOP_REASON_ATTEMPT_CRASHED: StopReason.ValueType  # 12
 """An imported attempt crashed or was killed mid-call. Unfinished."""
+STOP_REASON_STORAGE_ERROR: StopReason.ValueType  # 13
+"""The store failed (disk full, I/O error, database deleted or locked beyond
+its timeout); the run fails.
+"""
 Global___StopReason: _TypeAlias = StopReason  # noqa: Y015
 
 class _EndPolicy:

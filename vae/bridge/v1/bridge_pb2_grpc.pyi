@@ -51,6 +51,35 @@ class BridgeServiceStub:
       bot    -> FinalState ...              (one or more, the last with done=true)
       bridge -> SessionEnded                (then the bridge closes the stream)
     A stream that waits too long for a session gets WaitTimeout and is closed.
+
+    The state machine (enforced; a transition happens when the bridge queues
+    the message, so a bot that only reacts to what it received never races):
+
+      state       entered when the bridge      valid from the bot
+      (start)     -                            Join (the first message only)
+      waiting     sends Joined                 nothing; half-close to leave
+      in_session  sends SessionStart           audio, event
+      ending      sends SessionEnding          final_state; audio and event
+                                               still in flight (recorded only)
+      ended       sends SessionEnded           nothing (late messages ignored)
+
+    Anything else (a second Join, audio while waiting, a final_state before
+    SessionEnding, an empty BotMessage, bytes that do not decode as a
+    BotMessage or hold invalid UTF-8) ends the stream with INVALID_ARGUMENT
+    naming the state and the message; in a session, the session ends with
+    STOP_REASON_BOT_ERROR and the peer is told through SessionEnding. Audio
+    must move forward: AudioChunk.sequence strictly increasing (a skipped
+    number is a recorded gap, a repeat or step back is INVALID_ARGUMENT) and
+    sample_offset never before the end of the previous chunk.
+
+    Limits (bridge settings; docs/errors.md lists the defaults): a message is
+    at most 4 MiB, a PCM payload at most 25,000 bytes, a FinalState chunk at
+    most 1 MiB and each final-state document at most 16 MiB, 500 events per
+    second per bot, 1000 streams waiting at once. Exceeding one ends the
+    stream with RESOURCE_EXHAUSTED naming the limit (recorded, never a silent
+    cut). Fields declared as JSON objects (ToolCall.arguments_json, the final
+    state) must be objects: otherwise the event or document is recorded as
+    malformed (with a Notice for events) and not used.
     """
     StartRun: _grpc.UnaryUnaryMultiCallable[_bridge_pb2.StartRunRequest, _bridge_pb2.StartRunResponse]
     """Start a run: validate the scenario sources (all of them, before anything
@@ -81,6 +110,35 @@ class BridgeServiceAsyncStub(BridgeServiceStub):
       bot    -> FinalState ...              (one or more, the last with done=true)
       bridge -> SessionEnded                (then the bridge closes the stream)
     A stream that waits too long for a session gets WaitTimeout and is closed.
+
+    The state machine (enforced; a transition happens when the bridge queues
+    the message, so a bot that only reacts to what it received never races):
+
+      state       entered when the bridge      valid from the bot
+      (start)     -                            Join (the first message only)
+      waiting     sends Joined                 nothing; half-close to leave
+      in_session  sends SessionStart           audio, event
+      ending      sends SessionEnding          final_state; audio and event
+                                               still in flight (recorded only)
+      ended       sends SessionEnded           nothing (late messages ignored)
+
+    Anything else (a second Join, audio while waiting, a final_state before
+    SessionEnding, an empty BotMessage, bytes that do not decode as a
+    BotMessage or hold invalid UTF-8) ends the stream with INVALID_ARGUMENT
+    naming the state and the message; in a session, the session ends with
+    STOP_REASON_BOT_ERROR and the peer is told through SessionEnding. Audio
+    must move forward: AudioChunk.sequence strictly increasing (a skipped
+    number is a recorded gap, a repeat or step back is INVALID_ARGUMENT) and
+    sample_offset never before the end of the previous chunk.
+
+    Limits (bridge settings; docs/errors.md lists the defaults): a message is
+    at most 4 MiB, a PCM payload at most 25,000 bytes, a FinalState chunk at
+    most 1 MiB and each final-state document at most 16 MiB, 500 events per
+    second per bot, 1000 streams waiting at once. Exceeding one ends the
+    stream with RESOURCE_EXHAUSTED naming the limit (recorded, never a silent
+    cut). Fields declared as JSON objects (ToolCall.arguments_json, the final
+    state) must be objects: otherwise the event or document is recorded as
+    malformed (with a Notice for events) and not used.
     """
     StartRun: _aio.UnaryUnaryMultiCallable[_bridge_pb2.StartRunRequest, _bridge_pb2.StartRunResponse]  # type: ignore[assignment]
     """Start a run: validate the scenario sources (all of them, before anything
@@ -114,6 +172,35 @@ class BridgeServiceServicer(metaclass=_abc_1.ABCMeta):
           bot    -> FinalState ...              (one or more, the last with done=true)
           bridge -> SessionEnded                (then the bridge closes the stream)
         A stream that waits too long for a session gets WaitTimeout and is closed.
+
+        The state machine (enforced; a transition happens when the bridge queues
+        the message, so a bot that only reacts to what it received never races):
+
+          state       entered when the bridge      valid from the bot
+          (start)     -                            Join (the first message only)
+          waiting     sends Joined                 nothing; half-close to leave
+          in_session  sends SessionStart           audio, event
+          ending      sends SessionEnding          final_state; audio and event
+                                                   still in flight (recorded only)
+          ended       sends SessionEnded           nothing (late messages ignored)
+
+        Anything else (a second Join, audio while waiting, a final_state before
+        SessionEnding, an empty BotMessage, bytes that do not decode as a
+        BotMessage or hold invalid UTF-8) ends the stream with INVALID_ARGUMENT
+        naming the state and the message; in a session, the session ends with
+        STOP_REASON_BOT_ERROR and the peer is told through SessionEnding. Audio
+        must move forward: AudioChunk.sequence strictly increasing (a skipped
+        number is a recorded gap, a repeat or step back is INVALID_ARGUMENT) and
+        sample_offset never before the end of the previous chunk.
+
+        Limits (bridge settings; docs/errors.md lists the defaults): a message is
+        at most 4 MiB, a PCM payload at most 25,000 bytes, a FinalState chunk at
+        most 1 MiB and each final-state document at most 16 MiB, 500 events per
+        second per bot, 1000 streams waiting at once. Exceeding one ends the
+        stream with RESOURCE_EXHAUSTED naming the limit (recorded, never a silent
+        cut). Fields declared as JSON objects (ToolCall.arguments_json, the final
+        state) must be objects: otherwise the event or document is recorded as
+        malformed (with a Notice for events) and not used.
         """
 
     @_abc_1.abstractmethod

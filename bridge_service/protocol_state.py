@@ -1,0 +1,170 @@
+"""The Converse state machine, enforced per stream (see ``bridge.proto``).
+
+A stream moves through four states, driven by what the *bridge* sends (the
+transition happens when the bridge queues the message, before the bot can
+see it, so a well-behaved bot never races a transition):
+
+========== ======================= =========================================
+state      entered when the bridge   a bot may send
+========== ======================= =========================================
+waiting    answers ``Joined``        nothing (half-closing the stream leaves)
+in_session queues ``SessionStart``   ``audio``, ``event``
+ending     queues ``SessionEnding``  ``final_state``; ``audio``/``event`` still
+                                     in flight (recorded, not delivered)
+ended      queues ``SessionEnded``   nothing; late messages are ignored
+========== ======================= =========================================
+
+``Join`` is valid only as the first message (checked by the handler). Any
+other message in any state is refused with a :class:`BotProtocolError`
+naming the state and the message, which ends the stream with
+``INVALID_ARGUMENT`` (and, in a session, the session with ``bot_error``).
+
+Audio within a session must also move forward: ``sequence`` strictly
+increasing (a forward jump is a recorded gap, a repeat or a step back is an
+error) and ``sample_offset`` never before the end of the previous chunk.
+Events are limited to ``max_events_per_s`` per bot (one-second windows) and
+each FinalState chunk to ``max_final_state_chunk_bytes``; more is
+:class:`BotLimitError` (``RESOURCE_EXHAUSTED``). Bytes that do not
+decode as a ``BotMessage`` (including invalid UTF-8 in a string field)
+arrive as :class:`Undecodable` and are refused in every state.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from bridge_service.connectors.base import (
+    BotLimitError,
+    BotProtocolError,
+    BridgeOutput,
+    SessionEndedOut,
+    SessionEndingOut,
+    SessionStartInfo,
+)
+from vae.bridge.v1 import bridge_pb2
+
+
+class StreamState(enum.StrEnum):
+    WAITING = "waiting"
+    IN_SESSION = "in_session"
+    ENDING = "ending"
+    ENDED = "ended"
+
+
+@dataclass(frozen=True)
+class Undecodable:
+    """Bytes received on Converse that are not a valid ``BotMessage``."""
+
+    size: int
+    error: str
+
+
+def decode_bot_message(data: bytes) -> bridge_pb2.BotMessage | Undecodable:
+    """The request deserializer of Converse: never raises, so the handler can answer."""
+    try:
+        return bridge_pb2.BotMessage.FromString(data)
+    except Exception as exc:  # DecodeError, and upb's UTF-8 failures
+        return Undecodable(len(data), str(exc) or type(exc).__name__)
+
+
+_ALLOWED = {
+    StreamState.WAITING: frozenset[str](),
+    StreamState.IN_SESSION: frozenset({"audio", "event"}),
+    StreamState.ENDING: frozenset({"audio", "event", "final_state"}),
+}
+
+
+class ProtocolState:
+    """One stream's protocol state and audio ordering; checks each BotMessage."""
+
+    def __init__(self, max_events_per_s: int, max_chunk_bytes: int = 1 << 20) -> None:
+        self.state = StreamState.WAITING
+        self._max_events = max_events_per_s
+        self._max_chunk = max_chunk_bytes
+        self._last_seq: int | None = None
+        self._offset_end = 0
+        self._window = 0
+        self._events = 0
+
+    def on_output(self, message: BridgeOutput) -> None:
+        """Advance on what the bridge queues for this bot."""
+        if isinstance(message, SessionStartInfo) and self.state is StreamState.WAITING:
+            self.state = StreamState.IN_SESSION
+        elif isinstance(message, SessionEndingOut) and self.state in (
+            StreamState.WAITING,
+            StreamState.IN_SESSION,
+        ):
+            self.state = StreamState.ENDING
+        elif isinstance(message, SessionEndedOut):
+            self.state = StreamState.ENDED
+
+    def check(self, msg: Any) -> bool:
+        """Validate one received message; False: ignore it (the stream has ended).
+
+        Raise :class:`BotProtocolError` (or :class:`BotLimitError`) otherwise.
+        """
+        if isinstance(msg, Undecodable):
+            raise BotProtocolError(
+                "message",
+                f"{msg.size} bytes could not be decoded as a BotMessage ({msg.error})",
+            )
+        if self.state is StreamState.ENDED:
+            return False
+        which = msg.WhichOneof("message")
+        if which not in _ALLOWED[self.state]:
+            allowed = ", ".join(sorted(_ALLOWED[self.state])) or "nothing"
+            if which == "join":
+                problem = (
+                    "Join must be the first message, and only the first "
+                    f"(got one in state {self.state})"
+                )
+            else:
+                problem = (
+                    f"{which or 'an empty BotMessage'} is not valid in state {self.state} "
+                    f"(allowed now: {allowed})"
+                )
+            raise BotProtocolError(which or "message", problem)
+        if which == "audio":
+            self._check_audio(msg.audio)
+        elif which == "event":
+            self._count_event()
+        else:
+            f = msg.final_state
+            for name in ("state", "context"):
+                size = len(getattr(f, name).data)
+                if size > self._max_chunk:
+                    raise BotLimitError(
+                        "max_final_state_chunk_bytes",
+                        f"final_state.{name} chunk of {size} bytes exceeds the "
+                        f"{self._max_chunk}-byte limit (max_final_state_chunk_bytes)",
+                    )
+        return True
+
+    def _check_audio(self, chunk: Any) -> None:
+        if self._last_seq is not None and chunk.sequence <= self._last_seq:
+            raise BotProtocolError(
+                "audio.sequence",
+                f"{chunk.sequence} after {self._last_seq}: sequence numbers must increase",
+            )
+        if chunk.sample_offset < self._offset_end:
+            raise BotProtocolError(
+                "audio.sample_offset",
+                f"{chunk.sample_offset} is before the end of the previous chunk "
+                f"({self._offset_end}): offsets must not go backwards",
+            )
+        self._last_seq = chunk.sequence
+        self._offset_end = chunk.sample_offset + len(chunk.pcm) // 2
+
+    def _count_event(self) -> None:
+        second = time.monotonic_ns() // 1_000_000_000
+        if second != self._window:
+            self._window, self._events = second, 0
+        self._events += 1
+        if self._events > self._max_events:
+            raise BotLimitError(
+                "max_events_per_s",
+                f"more than {self._max_events} events in one second (limit max_events_per_s)",
+            )

@@ -1,0 +1,101 @@
+"""What the single writer does when storage fails (disk full, I/O error, ...).
+
+SQLite reports a full disk, an I/O error, a read-only or vanished file as an
+``OperationalError`` like any other; retrying those forever (as for a lock)
+hangs every caller, and committing "row by row" around them only repeats
+the failure per row. This module tells them apart:
+
+- **lock errors** are waited on and retried with backoff, but only up to the
+  writer's lock timeout; then they count as a storage failure;
+- **storage errors** (:func:`is_storage_error`) fail the writer at once:
+  :class:`~recordings.errors.StorageError`, one log line, every waiting
+  ``flush`` raises it, the ``failed`` event is set so services can end
+  sessions with ``storage_error``;
+- anything else (a constraint on one row) is a **row error**: the rest of the
+  batch is kept.
+
+A database file deleted or replaced under the writer is detected by its inode
+before each commit (SQLite would go on writing to the unlinked file).
+
+After a failure, an attempt's row and small status updates (a session's
+end, a run's or a scoring's final status) are kept and tried once more at close on a fresh
+connection with a short timeout (:func:`salvage`) — "where the database
+still accepts it" — so a full disk still shows ``storage_error`` and
+``failed`` when space allows. Everything else is dropped: its loss is the
+failure already reported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("vae.recordings.writer")
+
+#: Statements worth retrying after a failure (an attempt's row, small status updates).
+_SALVAGE = (
+    "INSERT INTO sessions ",
+    "UPDATE sessions SET status = 'ended'",
+    "UPDATE runs SET status",
+    "UPDATE scorings SET status",
+)
+_STORAGE_WORDS = (
+    "disk is full",
+    "disk i/o error",
+    "readonly",
+    "read-only",
+    "unable to open",
+    "no such table",
+    "database disk image is malformed",
+    "file is not a database",
+)
+
+
+def is_lock_error(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def is_storage_error(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return any(word in text for word in _STORAGE_WORDS)
+
+
+def salvageable(sql: str) -> bool:
+    return sql.startswith(_SALVAGE)
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def salvage(path: Path, statements: Sequence[tuple[str, tuple[Any, ...]]]) -> bool:
+    """Try the kept status updates once on a fresh connection; True if committed."""
+    if not statements or not path.exists():
+        return False
+    try:
+        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=rw", uri=True, timeout=2.0)
+    except sqlite3.Error:
+        return False
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        for sql, row in statements:
+            with contextlib.suppress(sqlite3.IntegrityError):  # already there
+                conn.execute(sql, row)
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        log.error("could not record the final statuses either (%s)", exc)
+        return False
+    finally:
+        conn.close()
+    log.warning("recorded %d final status updates after the storage failure", len(statements))
+    return True

@@ -1,0 +1,161 @@
+"""The reference bots survive a bridge that goes away and comes back.
+
+Real processes throughout: a bridge (``vae bridge serve``), a ``vae bot user``
+and a ``vae bot agent`` (scripted, eSpeak voice). The bridge is killed with
+SIGKILL while sessions are live; the bots keep retrying (no traceback, no
+exit); a bridge restarted on the same address gets them back, and
+``vae run --resume`` completes the run with the *same* bot processes. A bot
+whose bridge never returns gives up with a clear message (bounded by
+``VAE_BOT_GIVE_UP_S``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import sqlite3
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.bridge_service.conftest import inline
+from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_address() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{s.getsockname()[1]}"
+
+
+def scenario(name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "domain": "airline",
+        "max_duration": 60,
+        "user": {"script": ["Hi, I would like to change my flight to Friday please."]},
+        "agent": {
+            "script": [
+                "Hello, this is the airline, how can I help you today?",
+                "Of course, let me look at the Friday flights for you, one moment please.",
+                {"say": "Done, you are on the Friday flight.", "end": True},
+            ]
+        },
+        "success_signals": ["CLEAN_EXIT"],
+    }
+
+
+async def spawn(*args: str, **env: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "cli.main",
+        *args,
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+    )
+
+
+async def start_bridge(db: Path, address: str) -> asyncio.subprocess.Process:
+    proc = await spawn(
+        "bridge", "serve", "--address", address, "--db", str(db), "--log-level", "warning",
+        "--final-state-timeout", "2",
+    )  # fmt: skip
+    assert proc.stdout is not None
+    line = await asyncio.wait_for(proc.stdout.readline(), 30)
+    assert line.startswith(b"vae bridge listening on "), line
+    return proc
+
+
+def count(db: Path, sql: str) -> int:
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute(sql).fetchone()[0])
+
+
+async def wait_until(check: Any, limit_s: float, what: str, procs: list[Any]) -> None:
+    deadline = time.monotonic() + limit_s
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        for p in procs:
+            assert p.returncode is None, f"a bot exited (code {p.returncode})"
+        await asyncio.sleep(0.1)
+
+
+async def test_bots_rejoin_a_restarted_bridge_and_the_resume_completes(tmp_path: Path) -> None:
+    db = tmp_path / "vae.db"
+    address = free_address()
+    bridge = await start_bridge(db, address)
+    bots = [
+        await spawn("bot", role, "--bridge", address, "--concurrency", "2", "--log-level", "info")
+        for role in ("user", "agent")
+    ]
+    pids = [b.pid for b in bots]
+    try:
+        async with __import__("grpc").aio.insecure_channel(address) as channel:
+            stub = bridge_pb2_grpc.BridgeServiceStub(channel)
+            started = await stub.StartRun(
+                bridge_pb2.StartRunRequest(
+                    sources=inline(scenario("k0"), scenario("k1")),
+                    options=bridge_pb2.RunOptions(max_auto_retries=0, concurrency=2),
+                )
+            )
+        run_id = started.run.run_id
+        await wait_until(
+            lambda: count(db, "SELECT COUNT(DISTINCT session_id) FROM audio_segments") >= 2,
+            60,
+            "two live sessions with audio",
+            bots,
+        )
+        bridge.send_signal(signal.SIGKILL)
+        await bridge.wait()
+        # The bots notice and keep retrying; give them a few failed attempts.
+        log_lines: list[bytes] = []
+        assert bots[0].stderr is not None
+        while not any(b"retrying" in line for line in log_lines):
+            line = await asyncio.wait_for(bots[0].stderr.readline(), 30)
+            assert line, "the user bot's stderr closed: it exited"
+            log_lines.append(line)
+        assert all(b.returncode is None for b in bots)
+        assert not any(b"Traceback" in line for line in log_lines), log_lines
+
+        bridge = await start_bridge(db, address)
+        resume = await spawn("run", "--resume", run_id, "--bridge", address, "--json")
+        out, err = await asyncio.wait_for(resume.communicate(), 120)
+        assert resume.returncode == 0, err.decode()[-2000:]
+        doc = json.loads(out)
+        assert doc["status"] == "completed", doc
+        assert [b.pid for b in bots] == pids
+        assert all(b.returncode is None for b in bots), "the same bot processes played the resume"
+        by_status = {
+            status: count(db, f"SELECT COUNT(*) FROM sessions WHERE run_id = '{run_id}' "
+                              f"AND status = '{status}'")
+            for status in ("ended", "superseded", "running")
+        }  # fmt: skip
+        assert by_status == {"ended": 2, "superseded": 2, "running": 0}, by_status
+    finally:
+        for b in bots:
+            if b.returncode is None:
+                b.send_signal(signal.SIGTERM)
+        for b in bots:
+            _out, err = await asyncio.wait_for(b.communicate(), 30)
+            assert b"Traceback" not in err, err.decode()[-2000:]
+        if bridge.returncode is None:
+            bridge.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(bridge.wait(), 30)
+
+
+async def test_a_bridge_that_never_returns_ends_the_bot_with_a_message() -> None:
+    address = free_address()  # nothing listens there
+    bot = await spawn("bot", "user", "--bridge", address, VAE_BOT_GIVE_UP_S="2")
+    _out, err = await asyncio.wait_for(bot.communicate(), 60)
+    assert bot.returncode == 1
+    assert b"unreachable" in err and b"giving up" in err, err.decode()[-2000:]
+    assert b"Traceback" not in err
