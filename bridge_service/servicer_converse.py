@@ -29,7 +29,7 @@ from typing import Any
 
 import grpc
 
-from bridge_service.config import BridgeSettings
+from bridge_service.config import BridgeSettings, RunSettings
 from bridge_service.connectors.base import (
     BotInfo,
     BotInput,
@@ -38,6 +38,7 @@ from bridge_service.connectors.base import (
     PeerAudio,
 )
 from bridge_service.convert import bot_input, bridge_message, join_info
+from bridge_service.framing import Framing, negotiate
 from bridge_service.pairing import PairingPool, Waiting
 from recordings.models import Side
 from vae.bridge.v1 import bridge_pb2
@@ -49,9 +50,17 @@ _MAX_INPUTS = 256
 
 class GrpcEndpoint:
     def __init__(
-        self, role: Side, bot: BotInfo, send_rate: int, receive_rate: int, max_frames: int
+        self,
+        role: Side,
+        bot: BotInfo,
+        send_rate: int,
+        receive_rate: int,
+        max_frames: int,
+        framing: Framing | None = None,
     ) -> None:
         self.role = role
+        #: What the bot asked for at Join (frame length, frames per message).
+        self.framing = framing or Framing()
         self.bot = bot
         self.send_rate = send_rate
         self.receive_rate = receive_rate
@@ -84,6 +93,10 @@ class GrpcEndpoint:
             await self._input_ready.wait()
 
     async def send(self, message: BridgeOutput) -> bool:
+        return self.send_nowait(message)
+
+    def send_nowait(self, message: BridgeOutput) -> bool:
+        """Queue a message for the writer task (the open-mic clock never awaits)."""
         if self.closed.is_set():
             return False
         if isinstance(message, PeerAudio):
@@ -169,18 +182,21 @@ class ConverseHandler:
             )
         try:
             side, bot, send_rate, receive_rate = join_info(first.join)
+            framing = negotiate(first.join.frame_ms, first.join.frames_per_message)
         except BotProtocolError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
             raise  # unreachable: abort raises
         endpoint = GrpcEndpoint(
-            side, bot, send_rate, receive_rate, self.settings.max_outgoing_frames
+            side, bot, send_rate, receive_rate, self.settings.max_outgoing_frames, framing
         )
         entry = Waiting(endpoint, first.join.run_filter)
         wait_s = self.settings.wait_timeout_s
         await context.write(
             bridge_pb2.BridgeMessage(
                 joined=bridge_pb2.Joined(
-                    stream_id=entry.stream_id, frame_ms=16, wait_timeout_ms=int(wait_s * 1000)
+                    stream_id=entry.stream_id,
+                    frame_ms=framing.resolve(RunSettings.frame_ms).frame_ms,
+                    wait_timeout_ms=int(wait_s * 1000),
                 )
             )
         )

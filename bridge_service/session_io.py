@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from bridge_service.audio_path import Direction
+from bridge_service.clock_stats import ArrivalGaps
 from bridge_service.config import StopReason
 from bridge_service.connectors.base import (
     BotAudio,
@@ -29,12 +30,14 @@ from bridge_service.connectors.base import (
     BridgeOutput,
     FinalStatePart,
     NoticeOut,
+    PeerAudio,
     PeerEvent,
     SideEndpoint,
     StateSyncOut,
 )
 from bridge_service.ending import EndRequest, end_request_for
 from bridge_service.final_state import FinalStateCollector
+from bridge_service.framing import endpoint_framing
 from bridge_service.noise import NoiseSource, noise_seed
 from bridge_service.plan import SessionPlan
 from bridge_service.recorder import SessionRecorder
@@ -61,8 +64,9 @@ class SessionIO:
         user, agent = endpoints[Side.USER], endpoints[Side.AGENT]
         noise = plan.scenario.noise
         self.noise_seed = noise_seed(s.seed, plan.scenario.name)
+        #: Frame length and frames per message of what each side receives.
+        self.framing = {side: endpoint_framing(endpoints[side], s.frame_ms) for side in _PEER}
         common: dict[str, Any] = {
-            "frame_ms": s.frame_ms,
             "jitter_buffer_ms": s.jitter_buffer_ms,
             "max_buffer_ms": b.max_buffer_ms,
             "quality": s.resample_quality,
@@ -72,13 +76,21 @@ class SessionIO:
             Side.AGENT: Direction(
                 user.send_rate,
                 agent.receive_rate,
+                frame_ms=self.framing[Side.AGENT].frame_ms,
                 noise=None
                 if noise is None
                 else NoiseSource(noise, agent.receive_rate, self.noise_seed),
                 **common,
             ),
-            Side.USER: Direction(agent.send_rate, user.receive_rate, **common),
+            Side.USER: Direction(
+                agent.send_rate,
+                user.receive_rate,
+                frame_ms=self.framing[Side.USER].frame_ms,
+                **common,
+            ),
         }
+        #: Largest delay of each bot's audio beyond real time (see clock_stats).
+        self.arrival_gaps = {side: ArrivalGaps() for side in _PEER}
         self.recorder = SessionRecorder(
             writer,
             plan.session_id,
@@ -146,6 +158,10 @@ class SessionIO:
         noise = self.plan.scenario.noise
         return {
             "frame_ms": s.frame_ms,
+            "frames_to": {
+                str(side): {"frame_ms": f.frame_ms, "frames_per_message": f.frames_per_message}
+                for side, f in self.framing.items()
+            },
             "jitter_buffer_ms": s.jitter_buffer_ms,
             "encoding": "pcm16le",
             "rates": {
@@ -181,6 +197,15 @@ class SessionIO:
             log.debug("send to %s failed: %s", side, exc)
             return False
 
+    def send_audio_nowait(self, side: Side, frame: PeerAudio) -> bool | None:
+        """Queue a frame to a bot without awaiting; None when its endpoint cannot."""
+        if side in self._closed:
+            return False
+        send = getattr(self.endpoints[side], "send_nowait", None)
+        if send is None:
+            return None
+        return bool(send(frame))
+
     async def record(
         self, side: Side, kind: EventKind, payload: dict[str, Any], bot_ns: int = 0
     ) -> None:
@@ -210,7 +235,9 @@ class SessionIO:
                     await self._on_audio(side, message)
                 elif isinstance(message, BotEvent):
                     await self._on_event(side, message)
-                elif isinstance(message, FinalStatePart) and self.collectors[side].add(message):
+                elif isinstance(message, FinalStatePart) and await self.collectors[side].add(
+                    message
+                ):
                     self.final_done[side].set()
         except BotProtocolError as exc:
             await self._fail(side, exc)
@@ -245,6 +272,7 @@ class SessionIO:
                 f"{size} bytes exceeds the {self.plan.bridge.max_chunk_bytes}-byte chunk limit",
             )
         now = time.time_ns()
+        self.arrival_gaps[side].add(now, size // 2, self.endpoints[side].send_rate)
         expected = self._next_seq[side]
         if chunk.sequence != expected:
             message = f"expected sequence {expected}, got {chunk.sequence}"

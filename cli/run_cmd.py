@@ -387,6 +387,7 @@ def runs_show(run: str, db_path: Path, as_json: bool) -> None:
                 "duration_s": round(s.duration_s, 2),
                 "retry_reason": s.retry_reason,
                 "superseded_reason": s.superseded_reason,
+                "clock": reader.session_clock(s.session_id),
             }
             for s in reader.sessions(run_id)
         ]
@@ -402,7 +403,17 @@ def runs_show(run: str, db_path: Path, as_json: bool) -> None:
         )
         return
     click.echo(f"run {run_id}: {record.status} (vae {record.vae_version})")
-    click.echo(_table(rows, _COLUMNS))
+    for row in rows:
+        row["tick_late_ms"] = _tick_late(row.pop("clock"))
+    click.echo(_table(rows, [*_COLUMNS, "tick_late_ms"]))
+
+
+def _tick_late(clock: Any) -> str:
+    """The clock's tick lateness as ``p50/p99/max`` ms ('' when not recorded)."""
+    late = clock.get("tick_late") if isinstance(clock, dict) else None
+    if not isinstance(late, dict):
+        return ""
+    return f"{late.get('p50_ms', 0):g}/{late.get('p99_ms', 0):g}/{late.get('max_ms', 0):g}"
 
 
 COMMANDS: list[click.Command] = [run_command, runs_group]

@@ -147,6 +147,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX artifacts_by_run ON artifacts(run_id, session_id);
         """,
     ),
+    Migration(
+        "0007_session_clock",
+        """
+        ALTER TABLE sessions ADD COLUMN clock_json TEXT;
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
