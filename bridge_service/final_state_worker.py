@@ -66,9 +66,9 @@ async def store_final_state(
         # The sessions row must be committed before the worker's row refers to it.
         await writer.flush()
         state, context = collector.sources()
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            _executor(),
+        # Submitting may spawn the worker (tens of ms): do that off the loop too.
+        future = await asyncio.to_thread(
+            _executor().submit,
             store_in_worker,
             str(writer.path),
             (session_id, str(side), received_ns),
@@ -76,6 +76,7 @@ async def store_final_state(
             context,
             order_independent,
         )
+        return await asyncio.wrap_future(future)
     finally:
         collector.discard()
 

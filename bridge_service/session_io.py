@@ -51,6 +51,8 @@ log = logging.getLogger("vae.bridge.session")
 _PEER = {Side.USER: Side.AGENT, Side.AGENT: Side.USER}
 _TO = {Side.AGENT: Channel.TO_AGENT, Side.USER: Channel.TO_USER}
 _NS = 1_000_000_000
+#: Longest stretch of input handling before the reader yields to the loop.
+_TURN_NS = 2_000_000
 
 
 class SessionIO:
@@ -229,8 +231,17 @@ class SessionIO:
     # ------------------------------------------------------------ input
     async def read(self, side: Side) -> None:
         endpoint = self.endpoints[side]
+        turn_start = last_done = 0
         try:
             async for message in endpoint.receive():
+                now = time.monotonic_ns()
+                if now - last_done > _TURN_NS // 8:
+                    turn_start = now  # we waited for this message: a fresh turn
+                elif now - turn_start > _TURN_NS:
+                    # A backlog of queued input (a flooding bot) is handled without
+                    # suspending; give the loop back so no clock waits behind it.
+                    await asyncio.sleep(0)
+                    turn_start = time.monotonic_ns()
                 if isinstance(message, BotAudio):
                     await self._on_audio(side, message)
                 elif isinstance(message, BotEvent):
@@ -239,6 +250,7 @@ class SessionIO:
                     message
                 ):
                     self.final_done[side].set()
+                last_done = time.monotonic_ns()
         except BotProtocolError as exc:
             await self._fail(side, exc)
             return
