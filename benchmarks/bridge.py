@@ -70,12 +70,20 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def bridge_env(src: Path, loop: str) -> dict[str, str]:
+    """The checkout under test first; other entries (e.g. where uvloop lives) after it."""
+    extra = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    extra = [p for p in extra if Path(p).resolve() != ROOT]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(src), *extra]))
+    if loop:
+        env["VAE_EVENT_LOOP"] = loop
+    return env
+
+
 async def start_bridge(db: Path, src: Path, loop: str) -> tuple[asyncio.subprocess.Process, str]:
     profile = os.environ.get("VAE_BENCH_PROFILE")  # a path: run the bridge under cProfile
     wrap = ["-m", "cProfile", "-o", profile, "-m"] if profile else ["-m"]
-    env = dict(os.environ, PYTHONPATH=str(src))
-    if loop:
-        env["VAE_EVENT_LOOP"] = loop
+    env = bridge_env(src, loop)
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         *wrap,
