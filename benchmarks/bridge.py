@@ -128,9 +128,11 @@ async def generator(cmd: list[str]) -> asyncio.subprocess.Process:
         stderr=asyncio.subprocess.PIPE,
     )
     assert proc.stderr is not None
-    line = await asyncio.wait_for(proc.stderr.readline(), 120)  # "ready" (after set-up)
-    if b"ready" not in line:
-        raise RuntimeError(f"bot generator failed: {line.decode()}{await proc.stderr.read()}")
+    seen = b""
+    while (line := await asyncio.wait_for(proc.stderr.readline(), 120)) != b"ready\n":
+        if not line:
+            raise RuntimeError(f"bot generator failed: {seen.decode()[-2000:]}")
+        seen += line
     return proc
 
 

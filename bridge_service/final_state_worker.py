@@ -15,7 +15,9 @@ bridge's writer as before; a worker costs a process start the first time.
 from __future__ import annotations
 
 import asyncio
+import gc
 import multiprocessing
+import os
 import sqlite3
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -42,8 +44,21 @@ def _executor() -> ProcessPoolExecutor:
     """One small pool per process; spawned (never forked: gRPC's threads forbid it)."""
     global _pool
     if _pool is None:
-        _pool = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"))
+        _pool = ProcessPoolExecutor(
+            max_workers=2,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_lower_priority,
+        )
     return _pool
+
+
+def _lower_priority() -> None:
+    """The worker's seconds of parsing must not take CPU from the sessions' clocks.
+
+    Its documents are trees without cycles: the cyclic GC would only rescan them.
+    """
+    os.nice(10)
+    gc.disable()
 
 
 async def store_final_state(
