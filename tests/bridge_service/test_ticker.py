@@ -50,7 +50,7 @@ async def test_a_blocked_loop_skips_ahead_instead_of_bursting() -> None:
     lane = Lane(3)
     ticker.add(lane, 10)
     await asyncio.wait_for(lane.done.wait(), 5)
-    time.sleep((MAX_CATCH_UP + 5) * 0.010)  # the loop is blocked on purpose
+    time.sleep((MAX_CATCH_UP + 5) * 0.010)  # noqa: ASYNC251 - the loop is blocked on purpose
     lane.count, lane.done = len(lane.deadlines) + 3, asyncio.Event()
     await asyncio.wait_for(lane.done.wait(), 5)
     ticker.remove(lane)
