@@ -21,6 +21,9 @@ beside the bridge's. Per N:
   its send time, minus the jitter buffer (also as a ratio to one frame);
 - bridge CPU in ms per session-second and as a share of one core, and the
   generator's CPU the same way;
+- us/msg: bridge CPU per gRPC message through it (chunks in, audio messages
+  out); with ``--echo``, beside it a bare grpc.aio echo's CPU per message
+  carrying the same chunks in the same run (the floor under the bridge);
 - tick lateness: the bridge's own record of how late its clocks ticked
   (``sessions.clock_json``; median of the sessions' p50, worst p99 and max);
   empty for a bridge that does not record it;
@@ -56,6 +59,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.lib.echo import bench_echo  # noqa: E402
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc  # noqa: E402
 
 BOTS = ROOT / "benchmarks" / "lib" / "bridge_bots.py"
@@ -211,7 +215,11 @@ async def bench(n: int, args: argparse.Namespace) -> dict[str, Any]:
     directions = [d for r in normal_results for d in r["directions"]]
     latency = [x for d in directions for x in d["latency_ms"]] or [float("nan")]
     gen_cpu = sum(r["cpu_s"] for r in normal_results)
+    messages = sum(r["messages"] for r in results)
+    echo = await bench_echo(n, min(args.seconds, 5.0)) if args.echo else {}
     return {
+        "bridge_cpu_us_per_message": 1e6 * cpu / max(1, messages),
+        **echo,
         "n": n,
         "sessions_paired": len(normal),
         "lost": sum(d["lost"] for d in directions),
@@ -238,7 +246,8 @@ def row(r: dict[str, Any]) -> str:
         f"{f('p99_frames', '.2f'):>6} {f('bridge_cpu_ms_per_session_s'):>7} "
         f"{f('bridge_cpu_core', '.2f'):>5} {f('generator_cpu_core', '.2f'):>5} "
         f"{f('tick_p50_ms'):>5} {f('tick_p99_ms'):>6} {f('tick_max_ms'):>7} "
-        f"{f('recv_gap_max_ms'):>7} {f('bridge_gap_ms'):>7} {r['dropped']:>5}"
+        f"{f('recv_gap_max_ms'):>7} {f('bridge_gap_ms'):>7} {r['dropped']:>5} "
+        f"{f('bridge_cpu_us_per_message', '.0f'):>6} {f('echo_cpu_us_per_message', '.0f'):>6}"
     )
 
 
@@ -255,7 +264,7 @@ async def main(args: argparse.Namespace) -> None:
     say(
         f"{'N':>5} {'lost':>5} {'late':>5} {'p50':>7} {'p99':>7} {'p99/fr':>6} "
         f"{'ms/ss':>7} {'core':>5} {'gen':>5} {'tk50':>5} {'tk99':>6} {'tkmax':>7} "
-        f"{'rxgap':>7} {'brgap':>7} {'drop':>5}"
+        f"{'rxgap':>7} {'brgap':>7} {'drop':>5} {'us/msg':>6} {'echo':>6}"
     )
     rows: list[dict[str, Any]] = []
     base_rows: list[dict[str, Any]] = []
@@ -325,6 +334,10 @@ if __name__ == "__main__":
     parser.add_argument(
         "--bridge-loop", choices=["", "asyncio", "uvloop"], default="",
         help="event loop of the bridge (VAE_EVENT_LOOP; default: the bridge's own choice)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--echo", action="store_true",
+        help="also measure a bare grpc.aio echo's CPU per message (the floor), per N",
     )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print one JSON document to stdout")
     asyncio.run(main(parser.parse_args()))

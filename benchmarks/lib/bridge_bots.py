@@ -190,6 +190,8 @@ async def play(args: argparse.Namespace) -> dict[str, Any]:
         "sessions": sorted(s for s in sessions if s),
         "directions": directions,
         "cpu_s": time.process_time() - cpu0,
+        # Messages through the bridge for these bots: chunks in, audio messages out.
+        "messages": sum(len(b.sent_ns) + len(b.frames) for b in bots),
     }
 
 
