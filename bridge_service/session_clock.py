@@ -11,7 +11,7 @@ with ``send_nowait``; others get a small sender task), so a busy session or
 a slow disk cannot hold up the other sessions sharing the timer.
 
 Each lane records how late its ticks ran (:mod:`bridge_service.clock_stats`),
-kept with the session so a stall shows in the data. A housekeeping loop, ten
+kept with the session so a stall shows in the data. A housekeeping loop, five
 times a second, checks the session's limits (max duration, inactivity),
 closes segments of quiet channels so they are durable within a second, and
 records frames dropped towards a bot that stopped reading (at most once a
@@ -35,7 +35,7 @@ from recordings.models import Channel, EventKind, Side
 
 _TO = {Side.AGENT: Channel.TO_AGENT, Side.USER: Channel.TO_USER}
 _NS = 1_000_000_000
-_HOUSEKEEPING_S = 0.1
+_HOUSEKEEPING_S = 0.2
 
 
 class _Lane:
@@ -151,9 +151,12 @@ class OpenMicClock:
     async def _housekeeping(self) -> None:
         io = self.io
         last_flush = 0
+        loop = asyncio.get_running_loop()
         while not self._stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), _HOUSEKEEPING_S)
+            # A plain timer, not wait_for: no task per wake-up, for every session.
+            timer = loop.call_later(_HOUSEKEEPING_S, self._wake.set)
+            await self._wake.wait()
+            timer.cancel()
             self._wake.clear()
             for lane in self._lanes:
                 if lane.failure is not None:
