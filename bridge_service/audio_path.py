@@ -118,7 +118,10 @@ class Direction:
         if not self._playing:
             frame, voiced = self._silence, False
         elif len(self._buffer) >= n:
-            frame = bytes(self._buffer[:n])
+            # One copy out of the buffer (a slice of a bytearray would be two);
+            # deleting from the front of a bytearray is O(1) in CPython.
+            with memoryview(self._buffer) as view:
+                frame = view[:n].tobytes()
             del self._buffer[:n]
             voiced = True
         else:
@@ -130,6 +133,12 @@ class Direction:
         if self.noise is not None:
             frame = self.noise.add_to(frame)
         return frame, voiced
+
+    def pop_frames(self, count: int) -> bytes:
+        """``count`` consecutive frames as one piece (several frames per message)."""
+        if count == 1:
+            return self.pop_frame()[0]
+        return b"".join([self.pop_frame()[0] for _ in range(count)])
 
     def drained(self) -> bool:
         return not self._buffer

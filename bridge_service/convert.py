@@ -232,6 +232,8 @@ def bridge_message(out: BridgeOutput) -> bridge_pb2.BridgeMessage:
                 max_duration_ms=out.max_duration_ms,
                 share_transcripts=out.share_transcripts,
                 receive_format=_fmt(out.receive_rate),
+                frame_ms=out.frame_ms,
+                frames_per_message=out.frames_per_message,
             )
         )
     if isinstance(out, PeerEvent):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from bridge_service.config import BridgeSettings, RunSettings
 from bridge_service.connectors.base import SessionStartInfo
+from bridge_service.framing import Framing
 from recordings.models import Side
 from recordings.scenario import Scenario, render_prompt
 
@@ -33,7 +34,9 @@ class SessionPlan:
         return self.scenario.max_duration
 
 
-def start_info(plan: SessionPlan, side: Side, receive_rate: int) -> SessionStartInfo:
+def start_info(
+    plan: SessionPlan, side: Side, receive_rate: int, framing: Framing | None = None
+) -> SessionStartInfo:
     sc = plan.scenario
     spec = sc.side(str(side))
     state = sc.initial_state if side is Side.AGENT else sc.initial_user_state
@@ -57,4 +60,6 @@ def start_info(plan: SessionPlan, side: Side, receive_rate: int) -> SessionStart
         max_duration_ms=int(plan.max_duration_s * 1000),
         share_transcripts=plan.settings.share_transcripts,
         receive_rate=receive_rate,
+        frame_ms=framing.frame_ms if framing else plan.settings.frame_ms,
+        frames_per_message=framing.frames_per_message if framing else 1,
     )

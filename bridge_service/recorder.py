@@ -7,7 +7,8 @@ on its open-mic clock (after resampling and noise), stamped with the tick time.
 One :class:`~recordings.audio.SegmentBuilder` per channel packs frames into
 ~1 s segments; :meth:`SessionRecorder.poll` closes segments whose first frame
 is 0.5 s old, and the writer commits within 0.2 s, so audio is durable within
-a second of arrival.
+a second of arrival. What the clock records goes through the ``*_nowait``
+paths: the clock never waits on the writer's queue (and so never on disk).
 """
 
 from __future__ import annotations
@@ -41,6 +42,13 @@ class SessionRecorder:
         closed = self._builders[channel].add(pcm, sample_offset, sequence, arrival_ns)
         await self._write(closed)
 
+    def audio_nowait(
+        self, channel: Channel, pcm: bytes, sample_offset: int, sequence: int, arrival_ns: int
+    ) -> None:
+        """Record a delivered frame without waiting (the open-mic clock's path)."""
+        for seg in self._builders[channel].add(pcm, sample_offset, sequence, arrival_ns):
+            self.writer.add_segment_nowait(seg)
+
     async def event(
         self,
         side: Side,
@@ -61,9 +69,11 @@ class SessionRecorder:
         self.events_recorded += 1
         await self.writer.add_events([record])
 
-    async def poll(self, now_ns: int) -> None:
+    def poll(self, now_ns: int) -> None:
+        """Close segments whose first frame is old enough (never waits on the writer)."""
         for builder in self._builders.values():
-            await self._write(builder.poll(now_ns))
+            for seg in builder.poll(now_ns):
+                self.writer.add_segment_nowait(seg)
 
     async def close(self) -> None:
         for builder in self._builders.values():

@@ -34,7 +34,7 @@ from typing import Any
 
 import grpc
 
-from bridge_service.config import BridgeSettings
+from bridge_service.config import BridgeSettings, RunSettings
 from bridge_service.connectors.base import (
     BotInfo,
     BotInput,
@@ -44,6 +44,7 @@ from bridge_service.connectors.base import (
     PeerAudio,
 )
 from bridge_service.convert import bot_input, bridge_message, join_info
+from bridge_service.framing import Framing, negotiate
 from bridge_service.pairing import PairingPool, Waiting
 from bridge_service.protocol_state import ProtocolState, Undecodable
 from recordings.models import Side
@@ -64,11 +65,14 @@ class GrpcEndpoint:
         receive_rate: int,
         max_frames: int,
         protocol: ProtocolState | None = None,
+        framing: Framing | None = None,
     ) -> None:
         self.role = role
         self.protocol = protocol or ProtocolState(max_events_per_s=1_000_000)
         #: A protocol violation seen by the reader (also while still waiting).
         self.violation: BotProtocolError | None = None
+        #: What the bot asked for at Join (frame length, frames per message).
+        self.framing = framing or Framing()
         self.bot = bot
         self.send_rate = send_rate
         self.receive_rate = receive_rate
@@ -101,6 +105,10 @@ class GrpcEndpoint:
             await self._input_ready.wait()
 
     async def send(self, message: BridgeOutput) -> bool:
+        return self.send_nowait(message)
+
+    def send_nowait(self, message: BridgeOutput) -> bool:
+        """Queue a message for the writer task (the open-mic clock never awaits)."""
         if self.closed.is_set():
             return False
         if isinstance(message, PeerAudio):
@@ -213,6 +221,7 @@ class ConverseHandler:
             )
         try:
             side, bot, send_rate, receive_rate = join_info(first.join)
+            framing = negotiate(first.join.frame_ms, first.join.frames_per_message)
         except BotProtocolError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
             raise  # unreachable: abort raises
@@ -231,13 +240,16 @@ class ConverseHandler:
             ProtocolState(
                 self.settings.max_events_per_s, self.settings.max_final_state_chunk_bytes
             ),
+            framing,
         )
         entry = Waiting(endpoint, first.join.run_filter)
         wait_s = self.settings.wait_timeout_s
         await context.write(
             bridge_pb2.BridgeMessage(
                 joined=bridge_pb2.Joined(
-                    stream_id=entry.stream_id, frame_ms=16, wait_timeout_ms=int(wait_s * 1000)
+                    stream_id=entry.stream_id,
+                    frame_ms=framing.resolve(RunSettings.frame_ms).frame_ms,
+                    wait_timeout_ms=int(wait_s * 1000),
                 )
             )
         )

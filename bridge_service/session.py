@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from bridge_service.config import StopReason
 from bridge_service.connectors.base import SessionEndedOut, SessionEndingOut, SideEndpoint
 from bridge_service.ending import EndRequest, is_clean_exit
+from bridge_service.final_state_worker import store_final_state
 from bridge_service.plan import SessionPlan, start_info
 from bridge_service.session_clock import OpenMicClock
 from bridge_service.session_io import SessionIO
-from recordings.models import EventKind, FinalStateRecord, SessionRecord, SessionStatus, Side
+from recordings.models import EventKind, SessionRecord, SessionStatus, Side
 from recordings.writer import RecordingWriter
 
 log = logging.getLogger("vae.bridge.session")
@@ -58,6 +59,7 @@ class Session:
         self.writer = writer
         self.io = SessionIO(plan, {Side.USER: user, Side.AGENT: agent}, writer)
         self.result: SessionResult | None = None
+        self.clock: OpenMicClock | None = None
 
     @property
     def session_id(self) -> str:
@@ -87,8 +89,9 @@ class Session:
             async with asyncio.TaskGroup() as tg:
                 readers = [tg.create_task(io.read(side)) for side in (Side.USER, Side.AGENT)]
                 for side in (Side.USER, Side.AGENT):
-                    await io.send(side, start_info(plan, side, io.endpoints[side].receive_rate))
-                clock = OpenMicClock(io)
+                    receive_rate = io.endpoints[side].receive_rate
+                    await io.send(side, start_info(plan, side, receive_rate, io.framing[side]))
+                clock = self.clock = OpenMicClock(io)
                 ticking = tg.create_task(clock.run())
                 end = await io.wait_end()
                 await clock.stop(ticking, graceful=end.graceful)
@@ -139,23 +142,20 @@ class Session:
     async def _record_end(self, end: EndRequest) -> None:
         io, plan = self.io, self.plan
         for side, collector in io.collectors.items():
-            got = collector.result(plan.scenario.order_independent_lists)
-            for problem in got.problems:
-                await io.record(side, EventKind.MALFORMED_EVENT, {"problem": problem})
-            if got.state is None and got.context is None:
-                continue
-            await self.writer.put_final_state(
-                FinalStateRecord(
-                    session_id=plan.session_id,
-                    side=side,
-                    received_ns=time.time_ns(),
-                    state=got.state,
-                    state_hash=got.state_hash,
-                    context=got.context,
-                )
+            problems = await store_final_state(
+                collector,
+                self.writer,
+                session_id=plan.session_id,
+                side=side,
+                received_ns=time.time_ns(),
+                order_independent=plan.scenario.order_independent_lists,
             )
+            for problem in problems:
+                await io.record(side, EventKind.MALFORMED_EVENT, {"problem": problem})
         await io.drops.flush()
         await io.recorder.close()
+        if self.clock is not None:
+            await self.writer.put_session_clock(plan.session_id, self.clock.stats())
         ended_ns = time.time_ns()
         clean = is_clean_exit(end.reason, plan.settings.end_policy, io.last_turn_side())
         turns = io.turns()

@@ -1,91 +1,202 @@
-"""The open-mic clock of one session (DESIGN.md §3).
+"""The open-mic clock of one session (DESIGN.md §3), driven by the process's shared ticker.
 
-Every ``frame_ms`` the clock takes one frame per direction from the session's
+Each receiving side is a :class:`_Lane` on the
+:class:`~bridge_service.ticker.SharedTicker`: every ``frame_ms *
+frames_per_message`` it takes that many frames from the session's
 :class:`~bridge_service.audio_path.Direction` (the peer's buffered audio, or
-silence), records it on the ``to_agent``/``to_user`` channel with the tick
-time, and hands it to the receiving bot. Ticks follow absolute deadlines on
-the monotonic clock, so they never drift; a loop blocked for more than ten
-frames skips ahead instead of bursting (counted in ``skipped_ticks``).
+silence), records them on the ``to_agent``/``to_user`` channel with the tick
+time, and queues them to the bot as one message. The tick is synchronous: it
+never awaits the writer (``*_nowait``) or the bot's transport (an endpoint
+with ``send_nowait``; others get a small sender task), so a busy session or
+a slow disk cannot hold up the other sessions sharing the timer.
 
-The clock also checks the session's limits (max duration, inactivity), polls
-the recorder so quiet channels are durable within a second, and records
-frames dropped towards a bot that stopped reading (at most once a second,
-with the count, never silently).
+Each lane records how late its ticks ran (:mod:`bridge_service.clock_stats`),
+kept with the session so a stall shows in the data. A housekeeping loop, five
+times a second, checks the session's limits (max duration, inactivity),
+closes segments of quiet channels so they are durable within a second, and
+records frames dropped towards a bot that stopped reading (at most once a
+second, with the count, never silently).
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import time
 
+from bridge_service.clock_stats import LatenessHistogram
 from bridge_service.config import StopReason
 from bridge_service.connectors.base import PeerAudio
 from bridge_service.ending import EndRequest
 from bridge_service.session_io import SessionIO
+from bridge_service.ticker import SharedTicker
 from recordings.models import Channel, EventKind, Side
 
 _TO = {Side.AGENT: Channel.TO_AGENT, Side.USER: Channel.TO_USER}
 _NS = 1_000_000_000
+_HOUSEKEEPING_S = 0.2
+
+
+class _Lane:
+    """One direction of one session on the shared ticker."""
+
+    def __init__(
+        self, io: SessionIO, side: Side, lateness: LatenessHistogram, wake: asyncio.Event
+    ) -> None:
+        self.io = io
+        self.wake = wake
+        #: Set by the clock once the session ends gracefully: wake it when drained.
+        self.draining = False
+        self.side = side
+        self.channel = _TO[side]
+        self.direction = io.directions[side]
+        self.frames = io.framing[side].frames_per_message
+        self.period_ms = io.framing[side].frame_ms * self.frames
+        self.samples = self.direction.frame_samples * self.frames
+        self.lateness = lateness
+        self.sequence = 0
+        self.slow = 0
+        self.skipped_ticks = 0
+        #: Frames for an endpoint without ``send_nowait`` (sent by the clock's task).
+        self.outbox: collections.deque[PeerAudio] = collections.deque()
+        self.outbox_ready = asyncio.Event()
+        self.failure: BaseException | None = None
+
+    def tick(self, deadline_ns: int, now_ns: int) -> None:
+        self.lateness.add(now_ns - deadline_ns)
+        try:
+            self._deliver()
+        except Exception as exc:  # reported by the clock's task, never to the ticker
+            self.failure = exc
+
+    def _deliver(self) -> None:
+        io = self.io
+        wall = time.time_ns()
+        frame = self.direction.pop_frames(self.frames)
+        offset = self.sequence * self.samples
+        message = PeerAudio(self.sequence, offset, frame, wall)
+        sequence = self.sequence
+        self.sequence += 1
+        if self.draining and self.direction.drained():
+            self.wake.set()
+        # The delivered channel records what was delivered: a frame to a bot
+        # that left, or one dropped for a slow reader, leaves a gap.
+        if io.is_gone(self.side):
+            return
+        sent = io.send_audio_nowait(self.side, message)
+        if sent is None:
+            if len(self.outbox) >= io.plan.bridge.max_outgoing_frames:
+                sent = False
+            else:
+                self.outbox.append(message)
+                self.outbox_ready.set()
+                sent = True
+        if not sent:
+            self.slow += self.frames
+            return
+        io.recorder.audio_nowait(self.channel, frame, offset, sequence, wall)
+
+    def skipped(self, ticks: int) -> None:
+        self.skipped_ticks += ticks
 
 
 class OpenMicClock:
-    def __init__(self, io: SessionIO) -> None:
+    def __init__(self, io: SessionIO, ticker: SharedTicker | None = None) -> None:
         self.io = io
-        self._stop = False
+        self._ticker = ticker
+        self._stop = asyncio.Event()
+        self._wake = asyncio.Event()
         self._draining = False
-        self._slow = {Side.USER: 0, Side.AGENT: 0}
-        #: Ticks skipped because the event loop was too busy to keep time.
-        self.skipped_ticks = 0
+        self._finished = False
+        #: Tick lateness of both lanes of this session.
+        self.lateness = LatenessHistogram()
+        self._lanes = [
+            _Lane(io, side, self.lateness, self._wake) for side in (Side.AGENT, Side.USER)
+        ]
+
+    @property
+    def skipped_ticks(self) -> int:
+        """Ticks skipped because the event loop was too busy to keep time."""
+        return sum(lane.skipped_ticks for lane in self._lanes)
+
+    def stats(self) -> dict[str, object]:
+        """What the session records about its clock (``sessions.clock_json``)."""
+        io = self.io
+        return {
+            "tick_late": self.lateness.summary(),
+            "skipped_ticks": self.skipped_ticks,
+            "arrival_gap_max_ms": {
+                str(side): round(gaps.max_ns / 1e6, 3) for side, gaps in io.arrival_gaps.items()
+            },
+            "dropped_samples": {
+                str(_TO[side]): d.dropped_samples for side, d in io.directions.items()
+            },
+        }
 
     async def run(self) -> None:
-        """Deliver one frame per direction every frame_ms, drift-compensated."""
+        """Deliver frames on the shared ticker until stopped; keep house meanwhile."""
+        ticker = self._ticker or SharedTicker.for_running_loop()
+        for lane in self._lanes:
+            ticker.add(lane, lane.period_ms)
+        try:
+            async with asyncio.TaskGroup() as tg:
+                for lane in self._lanes:
+                    if getattr(self.io.endpoints[lane.side], "send_nowait", None) is None:
+                        tg.create_task(self._send_outbox(lane))
+                await self._housekeeping()
+                self._finished = True
+                for lane in self._lanes:
+                    lane.outbox_ready.set()
+        finally:
+            for lane in self._lanes:
+                ticker.remove(lane)
+
+    async def _housekeeping(self) -> None:
         io = self.io
-        frame_ns = io.plan.settings.frame_ms * 1_000_000
-        poll_every = max(1, 100 // io.plan.settings.frame_ms)
-        t_next = time.monotonic_ns()
-        seq = 0
-        while not self._stop:
-            delay = t_next - time.monotonic_ns()
-            if delay > 0:
-                await asyncio.sleep(delay / 1e9)
+        last_flush = 0
+        loop = asyncio.get_running_loop()
+        while not self._stop.is_set():
+            # A plain timer, not wait_for: no task per wake-up, for every session.
+            timer = loop.call_later(_HOUSEKEEPING_S, self._wake.set)
+            await self._wake.wait()
+            timer.cancel()
+            self._wake.clear()
+            for lane in self._lanes:
+                if lane.failure is not None:
+                    raise lane.failure
             now = time.time_ns()
-            await self._tick(seq, now)
-            seq += 1
-            t_next += frame_ns
-            lag = time.monotonic_ns() - t_next
-            if lag > 10 * frame_ns:
-                skip = lag // frame_ns
-                self.skipped_ticks += skip
-                t_next += skip * frame_ns
-            if seq % poll_every == 0:
-                await io.recorder.poll(now)
+            io.recorder.poll(now)
+            if now - last_flush >= _NS:
+                last_flush = now
                 await self._flush_slow()
             self._check_limits(now)
             if self._draining and all(d.drained() for d in io.directions.values()):
                 return
 
-    async def _tick(self, seq: int, now: int) -> None:
-        io = self.io
-        for side, direction in io.directions.items():
-            frame, _ = direction.pop_frame()
-            offset = seq * direction.frame_samples
-            # The delivered channel records what was delivered: a frame to a
-            # bot that left, or one dropped for a slow reader, leaves a gap.
-            if io.is_gone(side):
+    async def _send_outbox(self, lane: _Lane) -> None:
+        """Send queued frames to an endpoint that only has an async ``send``."""
+        while not self._finished or lane.outbox:
+            if not lane.outbox:
+                lane.outbox_ready.clear()
+                await lane.outbox_ready.wait()
                 continue
-            if not await io.send(side, PeerAudio(seq, offset, frame, now)):
-                self._slow[side] += 1
-                continue
-            await io.recorder.audio(_TO[side], frame, offset, seq, now)
+            if not await self.io.send(lane.side, lane.outbox.popleft()):
+                lane.slow += lane.frames
 
     async def _flush_slow(self) -> None:
-        for side, frames in self._slow.items():
-            if frames:
-                self._slow[side] = 0
-                payload = {"reason": "slow_reader", "frames": frames, "direction": str(_TO[side])}
-                await self.io.record(side, EventKind.AUDIO_DROPPED, payload)
-                await self.io.notice(side, "slow_reader", f"{frames} frames to you were dropped")
+        for lane in self._lanes:
+            if lane.slow:
+                frames, lane.slow = lane.slow, 0
+                payload = {
+                    "reason": "slow_reader",
+                    "frames": frames,
+                    "direction": str(lane.channel),
+                }
+                await self.io.record(lane.side, EventKind.AUDIO_DROPPED, payload)
+                await self.io.notice(
+                    lane.side, "slow_reader", f"{frames} frames to you were dropped"
+                )
 
     def _check_limits(self, now: int) -> None:
         io = self.io
@@ -107,9 +218,13 @@ class OpenMicClock:
             for direction in self.io.directions.values():
                 direction.flush()
             self._draining = True
+            for lane in self._lanes:
+                lane.draining = True
+            self._wake.set()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(task), self.io.plan.bridge.end_grace_s)
-        self._stop = True
+        self._stop.set()
+        self._wake.set()
         await task
         self.io.delivering = False
         await self._flush_slow()

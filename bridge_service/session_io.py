@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from bridge_service.audio_path import Direction
+from bridge_service.clock_stats import ArrivalGaps
 from bridge_service.config import StopReason
 from bridge_service.connectors.base import (
     BotAudio,
@@ -29,6 +30,7 @@ from bridge_service.connectors.base import (
     BridgeOutput,
     FinalStatePart,
     NoticeOut,
+    PeerAudio,
     PeerEvent,
     SideEndpoint,
     StateSyncOut,
@@ -36,6 +38,7 @@ from bridge_service.connectors.base import (
 from bridge_service.drop_log import DropLog
 from bridge_service.ending import EndRequest, end_request_for
 from bridge_service.final_state import FinalStateCollector
+from bridge_service.framing import endpoint_framing
 from bridge_service.noise import NoiseSource, noise_seed
 from bridge_service.plan import SessionPlan
 from bridge_service.recorder import SessionRecorder
@@ -49,6 +52,8 @@ log = logging.getLogger("vae.bridge.session")
 _PEER = {Side.USER: Side.AGENT, Side.AGENT: Side.USER}
 _TO = {Side.AGENT: Channel.TO_AGENT, Side.USER: Channel.TO_USER}
 _NS = 1_000_000_000
+#: Longest stretch of input handling before the reader yields to the loop.
+_TURN_NS = 2_000_000
 
 
 class SessionIO:
@@ -62,8 +67,9 @@ class SessionIO:
         user, agent = endpoints[Side.USER], endpoints[Side.AGENT]
         noise = plan.scenario.noise
         self.noise_seed = noise_seed(s.seed, plan.scenario.name)
+        #: Frame length and frames per message of what each side receives.
+        self.framing = {side: endpoint_framing(endpoints[side], s.frame_ms) for side in _PEER}
         common: dict[str, Any] = {
-            "frame_ms": s.frame_ms,
             "jitter_buffer_ms": s.jitter_buffer_ms,
             "max_buffer_ms": b.max_buffer_ms,
             "quality": s.resample_quality,
@@ -73,13 +79,21 @@ class SessionIO:
             Side.AGENT: Direction(
                 user.send_rate,
                 agent.receive_rate,
+                frame_ms=self.framing[Side.AGENT].frame_ms,
                 noise=None
                 if noise is None
                 else NoiseSource(noise, agent.receive_rate, self.noise_seed),
                 **common,
             ),
-            Side.USER: Direction(agent.send_rate, user.receive_rate, **common),
+            Side.USER: Direction(
+                agent.send_rate,
+                user.receive_rate,
+                frame_ms=self.framing[Side.USER].frame_ms,
+                **common,
+            ),
         }
+        #: Largest delay of each bot's audio beyond real time (see clock_stats).
+        self.arrival_gaps = {side: ArrivalGaps() for side in _PEER}
         self.recorder = SessionRecorder(
             writer,
             plan.session_id,
@@ -149,6 +163,10 @@ class SessionIO:
         noise = self.plan.scenario.noise
         return {
             "frame_ms": s.frame_ms,
+            "frames_to": {
+                str(side): {"frame_ms": f.frame_ms, "frames_per_message": f.frames_per_message}
+                for side, f in self.framing.items()
+            },
             "jitter_buffer_ms": s.jitter_buffer_ms,
             "encoding": "pcm16le",
             "rates": {
@@ -184,6 +202,15 @@ class SessionIO:
             log.debug("send to %s failed: %s", side, exc)
             return False
 
+    def send_audio_nowait(self, side: Side, frame: PeerAudio) -> bool | None:
+        """Queue a frame to a bot without awaiting; None when its endpoint cannot."""
+        if side in self._closed:
+            return False
+        send = getattr(self.endpoints[side], "send_nowait", None)
+        if send is None:
+            return None
+        return bool(send(frame))
+
     async def record(
         self, side: Side, kind: EventKind, payload: dict[str, Any], bot_ns: int = 0
     ) -> None:
@@ -207,14 +234,26 @@ class SessionIO:
     # ------------------------------------------------------------ input
     async def read(self, side: Side) -> None:
         endpoint = self.endpoints[side]
+        turn_start = last_done = 0
         try:
             async for message in endpoint.receive():
+                now = time.monotonic_ns()
+                if now - last_done > _TURN_NS // 8:
+                    turn_start = now  # we waited for this message: a fresh turn
+                elif now - turn_start > _TURN_NS:
+                    # A backlog of queued input (a flooding bot) is handled without
+                    # suspending; give the loop back so no clock waits behind it.
+                    await asyncio.sleep(0)
+                    turn_start = time.monotonic_ns()
                 if isinstance(message, BotAudio):
                     await self._on_audio(side, message)
                 elif isinstance(message, BotEvent):
                     await self._on_event(side, message)
-                elif isinstance(message, FinalStatePart) and self.collectors[side].add(message):
+                elif isinstance(message, FinalStatePart) and await self.collectors[side].add(
+                    message
+                ):
                     self.final_done[side].set()
+                last_done = time.monotonic_ns()
         except BotProtocolError as exc:
             await self._fail(side, exc)
             return
@@ -251,6 +290,7 @@ class SessionIO:
                 f"{size} bytes exceeds the {self.plan.bridge.max_chunk_bytes}-byte chunk limit",
             )
         now = time.time_ns()
+        self.arrival_gaps[side].add(now, size // 2, self.endpoints[side].send_rate)
         expected = self._next_seq[side]
         if chunk.sequence != expected:
             # Backwards sequences never get here (protocol_state refuses them).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import logging
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,6 +19,8 @@ from cli.common import (
     token_option,
 )
 from vae.serving import TlsFiles
+
+log = logging.getLogger("vae.bridge")
 
 
 @click.group("bridge")
@@ -53,6 +55,15 @@ def bridge_group() -> None:
     envvar="VAE_BRIDGE_FINAL_STATE_TIMEOUT",
     help="Seconds to wait for a bot's final state at the end of a session.",
 )
+@click.option(
+    "--event-loop",
+    type=click.Choice(["asyncio", "uvloop", "auto"]),
+    default="asyncio",
+    show_default=True,
+    envvar="VAE_EVENT_LOOP",
+    help="asyncio's own loop, uvloop (pip install 'vae[fast]'), or uvloop when installed"
+    " (env VAE_EVENT_LOOP).",
+)
 @log_level_option
 @store_errors
 def serve_command(
@@ -63,6 +74,7 @@ def serve_command(
     token: str | None,
     wait_timeout: float,
     final_state_timeout: float,
+    event_loop: str,
     log_level: str,
 ) -> None:
     """Serve BridgeService (with gRPC health and reflection) until interrupted.
@@ -77,8 +89,16 @@ def serve_command(
     settings = replace(
         BridgeSettings(), wait_timeout_s=wait_timeout, final_state_timeout_s=final_state_timeout
     )
+    from bridge_service import event_loop as loops
+
     try:
-        asyncio.run(serve(db_path, address, settings=settings, tls=tls, token=token or None))
+        name, _ = loops.loop_factory(event_loop)
+        log.info("event loop: %s", name)
+        loops.run(
+            serve(db_path, address, settings=settings, tls=tls, token=token or None), event_loop
+        )
+    except loops.EventLoopError as exc:
+        raise click.UsageError(str(exc)) from exc
     except (OSError, RuntimeError) as exc:
         raise click.ClickException(f"cannot serve on {address}: {exc}") from exc
 

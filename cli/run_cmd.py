@@ -400,6 +400,7 @@ def runs_show(run: str, db_path: Path, as_json: bool) -> None:
                 "stop_detail": s.stop_detail,
                 "finished": is_finished(s.stop_reason),
                 "bot_errors": bot_errors(reader, s.session_id),
+                "clock": reader.session_clock(s.session_id),
             }
             for s in reader.sessions(run_id)
         ]
@@ -418,9 +419,19 @@ def runs_show(run: str, db_path: Path, as_json: bool) -> None:
         )
         return
     click.echo(f"run {run_id}: {record.status} (vae {record.vae_version})")
-    click.echo(_table(rows, _COLUMNS))
+    for row in rows:
+        row["tick_late_ms"] = _tick_late(row.pop("clock"))
+    click.echo(_table(rows, [*_COLUMNS, "tick_late_ms"]))
     for line in run_summary.notes(run_id, str(record.status), record.error, rows):
         click.echo(line)
+
+
+def _tick_late(clock: Any) -> str:
+    """The clock's tick lateness as ``p50/p99/max`` ms ('' when not recorded)."""
+    late = clock.get("tick_late") if isinstance(clock, dict) else None
+    if not isinstance(late, dict):
+        return ""
+    return f"{late.get('p50_ms', 0):g}/{late.get('p99_ms', 0):g}/{late.get('max_ms', 0):g}"
 
 
 COMMANDS: list[click.Command] = [run_command, runs_group]

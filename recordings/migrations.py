@@ -155,6 +155,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE runs ADD COLUMN error TEXT NOT NULL DEFAULT ''
         """,
     ),
+    Migration(
+        "0007_session_clock",
+        """
+        ALTER TABLE sessions ADD COLUMN clock_json TEXT;
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -143,6 +143,16 @@ class RecordingReader:
             superseded_reason=r[16],
         )
 
+    def session_clock(self, session_id: str) -> dict[str, Any] | None:
+        """How late the session's clock ticked and its audio arrived (None: not recorded)."""
+        row = self.conn.execute(
+            "SELECT clock_json FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        value = json.loads(row[0])
+        return value if isinstance(value, dict) else None
+
     def session(self, session_id: str) -> SessionRecord | None:
         row = self.conn.execute(
             f"SELECT {self._SESSION_COLS} FROM sessions WHERE session_id = ?", (session_id,)

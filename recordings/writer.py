@@ -7,6 +7,11 @@ batched transactions, grouping consecutive rows of the same statement into a
 single ``executemany``. A batch is committed at most ``flush_interval_s`` after
 its first row arrived, so data is durable within a second of arrival.
 
+Real-time callers (the bridge's audio clock) must never wait on disk: they use
+the ``*_nowait`` methods, which enqueue beyond the bound instead of waiting.
+Their volume is bounded by real time; the bound still slows every awaiting
+caller (bots' input), which is where backpressure belongs.
+
 A database locked by another process is waited on (SQLite's busy timeout,
 then retries with backoff); the batch is kept until it commits, up to
 ``lock_timeout_s``. Storage failures (disk full, I/O error, the file deleted
@@ -91,7 +96,12 @@ class RecordingWriter:
         self._identity: tuple[int, int] | None = None
         self.flush_interval_s = flush_interval_s
         self.max_batch = max_batch
-        self._queue: asyncio.Queue[_Item] = asyncio.Queue(maxsize=max_pending)
+        self.max_pending = max_pending
+        # Unbounded underneath: awaiting callers wait for ``_space`` at the bound,
+        # ``*_nowait`` callers go past it.
+        self._queue: asyncio.Queue[_Item] = asyncio.Queue()
+        self._space = asyncio.Event()
+        self._space.set()
         self._urgent = asyncio.Event()
         self._db: aiosqlite.Connection | None = None
         self._task: asyncio.Task[None] | None = None
@@ -124,6 +134,7 @@ class RecordingWriter:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+            self._space.set()
         if self._db is not None:
             db, self._db = self._db, None
             with contextlib.suppress(Exception):
@@ -154,7 +165,25 @@ class RecordingWriter:
         for row in rows:
             await self._put(_Write(sql, row))
 
+    def execute_nowait(self, sql: str, row: Row = ()) -> None:
+        """Queue one row without ever waiting (for real-time callers)."""
+        self._put_nowait(_Write(sql, row))
+
     async def _put(self, item: _Item) -> None:
+        while self._queue.qsize() >= self.max_pending:
+            self._check_open(item)
+            self._urgent.set()
+            self._space.clear()
+            await self._space.wait()
+        self._put_nowait(item)
+
+    def _put_nowait(self, item: _Item) -> None:
+        self._check_open(item)
+        if self._queue.qsize() >= self.max_pending:
+            self._urgent.set()
+        self._queue.put_nowait(item)
+
+    def _check_open(self, item: _Item) -> None:
         if self._failure is not None:
             if isinstance(item, _Write):
                 # Reported once already; keep only what salvage() may still record.
@@ -164,9 +193,6 @@ class RecordingWriter:
             raise StorageError(str(self._failure))
         if self._task is None or (self._closing and not isinstance(item, _Barrier)):
             raise WriterClosedError(f"writer for {self.path} is not running")
-        if self._queue.full():
-            self._urgent.set()
-        await self._queue.put(item)
 
     @property
     def pending(self) -> int:
@@ -187,6 +213,8 @@ class RecordingWriter:
                         batch.append(self._queue.get_nowait())
                     except asyncio.QueueEmpty:
                         break
+                if self._queue.qsize() < self.max_pending:
+                    self._space.set()
                 await self._commit(batch)
         except asyncio.CancelledError:
             raise
@@ -202,6 +230,7 @@ class RecordingWriter:
             raise
 
     def _fail_waiters(self, exc: BaseException) -> None:
+        self._space.set()
         while True:
             try:
                 item = self._queue.get_nowait()
@@ -415,20 +444,16 @@ class RecordingWriter:
         )
 
     async def add_segment(self, seg: SegmentRecord) -> None:
+        await self.execute(_SEGMENT_SQL, _segment_row(seg))
+
+    def add_segment_nowait(self, seg: SegmentRecord) -> None:
+        """Queue a segment without waiting (the bridge's audio clock)."""
+        self.execute_nowait(_SEGMENT_SQL, _segment_row(seg))
+
+    async def put_session_clock(self, session_id: str, clock: dict[str, object]) -> None:
+        """Record how late a session's clock ticked and its audio arrived."""
         await self.execute(
-            "INSERT INTO audio_segments (session_id, channel, seq, start_offset, sample_count,"
-            " sample_rate, first_arrival_ns, frames, pcm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                seg.session_id,
-                str(seg.channel),
-                seg.seq,
-                seg.start_offset,
-                seg.sample_count,
-                seg.sample_rate,
-                seg.first_arrival_ns,
-                seg.frames,
-                seg.pcm,
-            ),
+            "UPDATE sessions SET clock_json = ? WHERE session_id = ?", (dumps(clock), session_id)
         )
 
     async def add_events(self, events: Sequence[EventRecord]) -> None:
@@ -534,6 +559,26 @@ def _prepare(path: Path) -> None:
             log.warning("scorings left running by a process that died: %s (interrupted)", marked)
     finally:
         conn.close()
+
+
+_SEGMENT_SQL = (
+    "INSERT INTO audio_segments (session_id, channel, seq, start_offset, sample_count,"
+    " sample_rate, first_arrival_ns, frames, pcm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _segment_row(seg: SegmentRecord) -> Row:
+    return (
+        seg.session_id,
+        str(seg.channel),
+        seg.seq,
+        seg.start_offset,
+        seg.sample_count,
+        seg.sample_rate,
+        seg.first_arrival_ns,
+        seg.frames,
+        seg.pcm,
+    )
 
 
 # ---------------------------------------------------------------- one per file

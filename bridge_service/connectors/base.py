@@ -143,6 +143,9 @@ class SessionStartInfo:
     max_duration_ms: int
     share_transcripts: bool
     receive_rate: int
+    #: Length of the frames this bot receives, ms, and frames per audio message.
+    frame_ms: int = 16
+    frames_per_message: int = 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,8 +28,8 @@ def test_empty_file_gets_every_migration(db_path: Path) -> None:
 
 def test_previous_version_is_upgraded_and_keeps_its_data(db_path: Path) -> None:
     conn = sqlite3.connect(db_path, isolation_level=None)
-    names = [m.name for m in MIGRATIONS]
-    migrate(conn, target=names.index("0003_artifacts"))
+    # A file from before the artifacts migration (later migrations follow it).
+    migrate(conn, target=[m.name for m in MIGRATIONS].index("0003_artifacts"))
     conn.execute(
         "INSERT INTO runs (run_id, created_ns, status, vae_version)"
         " VALUES ('old', 1, 'completed', '0')"

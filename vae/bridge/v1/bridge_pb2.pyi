@@ -354,9 +354,21 @@ class Join(_message.Message):
     SEND_FORMAT_FIELD_NUMBER: _builtins.int
     RECEIVE_FORMAT_FIELD_NUMBER: _builtins.int
     RUN_FILTER_FIELD_NUMBER: _builtins.int
+    FRAME_MS_FIELD_NUMBER: _builtins.int
+    FRAMES_PER_MESSAGE_FIELD_NUMBER: _builtins.int
     role: _common_pb2.Role.ValueType
     run_filter: _builtins.str
     """Only take sessions of this run (empty: any run)."""
+    frame_ms: _builtins.int
+    """Length of the frames this bot receives, in ms: one of 10, 16, 20, 32, 40,
+    60. 0 = the run's default (RunOptions.frame_ms, 16 unless set). Any other
+    value is refused with INVALID_ARGUMENT naming the allowed set.
+    """
+    frames_per_message: _builtins.int
+    """Frames packed into one audio message to this bot (1..10; 0 = 1). More
+    frames per message cost the bridge and the bot fewer messages a second;
+    a message then carries frames_per_message * frame_ms of audio.
+    """
     @_builtins.property
     def bot(self) -> _common_pb2.BotInfo: ...
     @_builtins.property
@@ -375,10 +387,12 @@ class Join(_message.Message):
         send_format: _common_pb2.AudioFormat | None = ...,
         receive_format: _common_pb2.AudioFormat | None = ...,
         run_filter: _builtins.str = ...,
+        frame_ms: _builtins.int = ...,
+        frames_per_message: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "receive_format", b"receive_format", "send_format", b"send_format"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "receive_format", b"receive_format", "role", b"role", "run_filter", b"run_filter", "send_format", b"send_format"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "frame_ms", b"frame_ms", "frames_per_message", b"frames_per_message", "receive_format", b"receive_format", "role", b"role", "run_filter", b"run_filter", "send_format", b"send_format"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -396,7 +410,10 @@ class Joined(_message.Message):
     stream_id: _builtins.str
     """Identifier of this stream in the bridge's logs."""
     frame_ms: _builtins.int
-    """Length of one frame of the open-mic clock, in milliseconds."""
+    """Length of the frames this bot will receive, in ms: Join.frame_ms when set,
+    otherwise the default (16); a run whose RunOptions.frame_ms differs uses
+    its own, so SessionStart.frame_ms is the final word.
+    """
     wait_timeout_ms: _builtins.int
     """How long the stream may wait for a session before WaitTimeout, in ms."""
     def __init__(
@@ -431,6 +448,8 @@ class SessionStart(_message.Message):
     MAX_DURATION_MS_FIELD_NUMBER: _builtins.int
     SHARE_TRANSCRIPTS_FIELD_NUMBER: _builtins.int
     RECEIVE_FORMAT_FIELD_NUMBER: _builtins.int
+    FRAME_MS_FIELD_NUMBER: _builtins.int
+    FRAMES_PER_MESSAGE_FIELD_NUMBER: _builtins.int
     role: _common_pb2.Role.ValueType
     domain: _builtins.str
     system_prompt: _builtins.str
@@ -453,6 +472,10 @@ class SessionStart(_message.Message):
     """The scenario's maximum duration after run-wide overrides, in ms."""
     share_transcripts: _builtins.bool
     """Whether the bridge forwards the peer's transcripts as peer_event."""
+    frame_ms: _builtins.int
+    """Length of the frames this bot receives in this session, in ms."""
+    frames_per_message: _builtins.int
+    """Frames per audio message to this bot in this session."""
     @_builtins.property
     def session(self) -> _common_pb2.SessionRef: ...
     @_builtins.property
@@ -473,10 +496,12 @@ class SessionStart(_message.Message):
         max_duration_ms: _builtins.int = ...,
         share_transcripts: _builtins.bool = ...,
         receive_format: _common_pb2.AudioFormat | None = ...,
+        frame_ms: _builtins.int = ...,
+        frames_per_message: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["receive_format", b"receive_format", "session", b"session"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["domain", b"domain", "initial_state_json", b"initial_state_json", "initialization_actions_json", b"initialization_actions_json", "max_duration_ms", b"max_duration_ms", "receive_format", b"receive_format", "role", b"role", "session", b"session", "share_transcripts", b"share_transcripts", "side_config_json", b"side_config_json", "system_prompt", b"system_prompt", "tools_json", b"tools_json"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["domain", b"domain", "frame_ms", b"frame_ms", "frames_per_message", b"frames_per_message", "initial_state_json", b"initial_state_json", "initialization_actions_json", b"initialization_actions_json", "max_duration_ms", b"max_duration_ms", "receive_format", b"receive_format", "role", b"role", "session", b"session", "share_transcripts", b"share_transcripts", "side_config_json", b"side_config_json", "system_prompt", b"system_prompt", "tools_json", b"tools_json"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,62 @@
+"""Large final states are parsed, hashed and stored by a worker process, not on the loop."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from bridge_service.connectors.base import FinalStatePart, JsonPiece
+from bridge_service.final_state import INLINE_BYTES, SPOOL_BYTES, FinalStateCollector
+from bridge_service.final_state_worker import store_final_state
+from recordings.canonical import state_hash
+from recordings.models import EventKind, Side
+from recordings.reader import RecordingReader
+from recordings.writer import open_writer
+from tests.recordings.helpers import add_run, add_session
+
+
+async def _collect(doc: bytes, context: bytes = b"", step: int = 300_000) -> FinalStateCollector:
+    c = FinalStateCollector(64 << 20)
+    for name, data in (("state", doc), ("context", context)):
+        for off in range(0, len(data), step):
+            piece = JsonPiece(off, data[off : off + step], off + step >= len(data))
+            await c.add(FinalStatePart(**{name: piece}))
+    await c.add(FinalStatePart(done=True))
+    return c
+
+
+def _spools() -> set[str]:
+    return set(glob.glob(os.path.join(tempfile.gettempdir(), "vae-final-state-*")))
+
+
+async def test_a_large_state_goes_through_the_worker_and_matches_the_inline_result(
+    db_path: Path,
+) -> None:
+    state = {"rows": [{"id": i, "tags": ["b", "a"], "text": "é" * 40} for i in range(30_000)]}
+    doc = json.dumps(state, ensure_ascii=False).encode()
+    assert len(doc) > SPOOL_BYTES > INLINE_BYTES
+    before = _spools()
+    async with open_writer(db_path) as w:
+        await add_run(w, "r", ["s"])
+        sid = await add_session(w, "r", "s", ended=False)
+        big = await _collect(doc, b'[{"role": "user"}]')
+        assert big.large and _spools() - before  # spooled to a file piece by piece
+        problems = await store_final_state(
+            big, w, session_id=sid, side=Side.AGENT, received_ns=5, order_independent=["rows"]
+        )
+        small = await _collect(b'{"ok": true, "cut": ', step=7)  # cut short: not JSON
+        problems += await store_final_state(
+            small, w, session_id=sid, side=Side.USER, received_ns=6, order_independent=[]
+        )
+    assert _spools() == before  # spool files are removed
+    assert len(problems) == 1 and problems[0].startswith("final_state.state: not valid JSON")
+    with RecordingReader(db_path) as reader:
+        finals = reader.final_states(sid)
+        assert finals[Side.AGENT].state == state
+        assert finals[Side.AGENT].context == [{"role": "user"}]
+        assert finals[Side.AGENT].state_hash == state_hash(state, order_independent=["rows"])
+        assert Side.USER not in finals or finals[Side.USER].state is None  # not JSON: not kept
+        assert not reader.events(sid, [EventKind.MALFORMED_EVENT])  # the session records them
