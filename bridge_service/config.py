@@ -35,6 +35,8 @@ class StopReason(enum.StrEnum):
     BOT_ERROR = "bot_error"
     CANCELLED = "cancelled"
     SHUTDOWN = "shutdown"
+    CONNECTOR_FAILED = "connector_failed"
+    FIRST_SPEAKER_SILENT = "first_speaker_silent"
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,9 @@ class RunSettings:
     agent_connector: ConnectorConfig | None = None
     resample_quality: str = "HQ"
     pairing_timeout_s: float = 60.0
+    #: "agent" or "user": overrides every scenario's first_speaker (None: the scenario's).
+    first_speaker: str | None = None
+    first_speaker_timeout_s: float = 10.0
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -124,6 +129,12 @@ class RunSettings:
                 "must be HQ, MQ, VHQ or LQ",
             ),
             (self.pairing_timeout_s > 0, "pairing_timeout_s", "must be positive"),
+            (
+                self.first_speaker in (None, "agent", "user"),
+                "first_speaker",
+                "must be agent or user",
+            ),
+            (self.first_speaker_timeout_s > 0, "first_speaker_timeout_s", "must be positive"),
         ]
         for ok, name, problem in checks:
             if not ok:

@@ -47,7 +47,10 @@ _STOP = {
     "bot_error": bridge_pb2.STOP_REASON_BOT_ERROR,
     "cancelled": bridge_pb2.STOP_REASON_CANCELLED,
     "shutdown": bridge_pb2.STOP_REASON_SHUTDOWN,
+    "connector_failed": bridge_pb2.STOP_REASON_CONNECTOR_FAILED,
+    "first_speaker_silent": bridge_pb2.STOP_REASON_FIRST_SPEAKER_SILENT,
 }
+_FIRST = {"user": common_pb2.ROLE_USER, "agent": common_pb2.ROLE_AGENT}
 _NOTICE = {
     "sequence_gap": bridge_pb2.NOTICE_CODE_SEQUENCE_GAP,
     "audio_dropped": bridge_pb2.NOTICE_CODE_AUDIO_DROPPED,
@@ -227,6 +230,7 @@ def bridge_message(out: BridgeOutput) -> bridge_pb2.BridgeMessage:
                 max_duration_ms=out.max_duration_ms,
                 share_transcripts=out.share_transcripts,
                 receive_format=_fmt(out.receive_rate),
+                first_speaker=_FIRST.get(out.first_speaker, common_pb2.ROLE_UNSPECIFIED),
             )
         )
     if isinstance(out, PeerEvent):

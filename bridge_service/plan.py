@@ -57,4 +57,5 @@ def start_info(plan: SessionPlan, side: Side, receive_rate: int) -> SessionStart
         max_duration_ms=int(plan.max_duration_s * 1000),
         share_transcripts=plan.settings.share_transcripts,
         receive_rate=receive_rate,
+        first_speaker=plan.settings.first_speaker or sc.first_speaker or "",
     )

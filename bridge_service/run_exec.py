@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from bridge_service.config import BridgeSettings, StopReason
-from bridge_service.connectors.base import ConnectorError, SideEndpoint, dial
+from bridge_service.connectors.base import ConnectorError, SideEndpoint
+from bridge_service.connectors.pool import ConnectorPools
 from bridge_service.pairing import PairingPool, PairingTimeout
 from bridge_service.plan import SessionPlan
 from bridge_service.run_model import RunEvent, RunEventKind, RunState, SessionSummary
@@ -42,7 +43,7 @@ from recordings.writer import RecordingWriter
 log = logging.getLogger("vae.bridge.runs")
 T = TypeVar("T")
 
-_FAILED_REASONS = {StopReason.BOT_ERROR, StopReason.BOT_DISCONNECTED}
+_FAILED_REASONS = {StopReason.BOT_ERROR, StopReason.BOT_DISCONNECTED, StopReason.CONNECTOR_FAILED}
 
 
 class RunCancelled(Exception):
@@ -63,7 +64,11 @@ def session_id_for(run_id: str, scenario_name: str, attempt: int) -> str:
 
 def retry_reason(result: SessionResult, run: RunState) -> str:
     s = run.settings
-    if result.stop_reason in (StopReason.CANCELLED, StopReason.SHUTDOWN):
+    if result.stop_reason in (
+        StopReason.CANCELLED,
+        StopReason.SHUTDOWN,
+        StopReason.FIRST_SPEAKER_SILENT,  # the same bots would wait for each other again
+    ):
         return ""
     if result.user_turns + result.agent_turns == 0 and s.auto_resume_on_stale:
         return "stale: 0 conversation turns"
@@ -88,6 +93,7 @@ class RunExecutor:
         self.pool = pool
         self.bridge = bridge
         self.live = live_sessions
+        self.connectors = ConnectorPools()
 
     async def execute(self, run: RunState, todo: list[Todo]) -> None:
         sem = asyncio.Semaphore(run.settings.concurrency)
@@ -177,7 +183,9 @@ class RunExecutor:
         try:
             for side, config in ((Side.USER, s.user_connector), (Side.AGENT, s.agent_connector)):
                 if config is not None:
-                    dialled[side] = await dial(config, side)
+                    dialled[side] = await self._until_cancelled(
+                        run, self.connectors.dial(config, side)
+                    )
             need = [side for side in (Side.USER, Side.AGENT) if side not in dialled]
             claim = self.pool.claim(run.run_id, need, s.pairing_timeout_s)
             dialled.update(await self._until_cancelled(run, claim))
@@ -196,8 +204,10 @@ class RunExecutor:
         )
         try:
             endpoints = await self._endpoints(run)
-        except (PairingTimeout, ConnectorError) as exc:
+        except PairingTimeout as exc:
             return await self._record_unpaired(run, plan, str(exc))
+        except ConnectorError as exc:
+            return await self._record_unpaired(run, plan, str(exc), StopReason.CONNECTOR_FAILED)
         session = Session(plan, endpoints[Side.USER], endpoints[Side.AGENT], self.writer)
         self.live[session_id] = session
         try:
@@ -223,7 +233,11 @@ class RunExecutor:
         return result
 
     async def _record_unpaired(
-        self, run: RunState, plan: SessionPlan, detail: str
+        self,
+        run: RunState,
+        plan: SessionPlan,
+        detail: str,
+        reason: StopReason = StopReason.BOT_DISCONNECTED,
     ) -> SessionResult:
         now = time.time_ns()
         await self.writer.start_session(
@@ -240,15 +254,13 @@ class RunExecutor:
         await self.writer.end_session(
             plan.session_id,
             ended_ns=now,
-            stop_reason=str(StopReason.BOT_DISCONNECTED),
+            stop_reason=str(reason),
             stop_detail=detail,
             clean_exit=False,
             user_turns=0,
             agent_turns=0,
         )
-        result = SessionResult(
-            plan.session_id, StopReason.BOT_DISCONNECTED, detail, False, 0, 0, now, now
-        )
+        result = SessionResult(plan.session_id, reason, detail, False, 0, 0, now, now)
         log.warning("%s attempt %d: %s", plan.scenario.name, plan.attempt, detail)
         await self._emit_ended(run, plan, result)
         return result

@@ -22,6 +22,7 @@ import time
 from bridge_service.config import StopReason
 from bridge_service.connectors.base import PeerAudio
 from bridge_service.ending import EndRequest
+from bridge_service.first_speaker import silent_first_speaker
 from bridge_service.session_io import SessionIO
 from recordings.models import Channel, EventKind, Side
 
@@ -91,6 +92,10 @@ class OpenMicClock:
         if now - io.started_ns >= io.plan.max_duration_s * _NS:
             detail = f"reached the maximum duration of {io.plan.max_duration_s:g} s"
             io.request_end(EndRequest(StopReason.MAX_DURATION, detail))
+            return
+        silent = silent_first_speaker(io.plan, io.started_ns, now, io.turns())
+        if silent is not None:
+            io.request_end(silent)
             return
         last = max(io.started_ns, *(c.last_voiced_ns for c in io.counters.values()))
         timeout = io.plan.settings.inactivity_timeout_s

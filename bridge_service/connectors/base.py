@@ -62,6 +62,10 @@ class ConnectorError(Exception):
     """A connector could not reach or configure its bot."""
 
 
+class ConnectorOptionsError(ConnectorError):
+    """The connector's options are wrong: retrying cannot help, the run fails at once."""
+
+
 # ---------------------------------------------------------------- bot -> bridge
 @dataclass(frozen=True, slots=True)
 class BotInfo:
@@ -136,6 +140,8 @@ class SessionStartInfo:
     max_duration_ms: int
     share_transcripts: bool
     receive_rate: int
+    #: "agent" or "user" when the run or the scenario says who opens; "" otherwise.
+    first_speaker: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +233,16 @@ class ConnectorConfig:
     kind: str
     url: str = ""
     options: dict[str, Any] = field(default_factory=dict)
+    #: More endpoints of the same bot; with ``url`` they form the run's pool.
+    pool_urls: list[str] = field(default_factory=list)
+    #: Sessions one endpoint holds at once.
+    capacity: int = 1
+    #: Seconds a refused or dropped connection is retried (see ``pool``).
+    connect_timeout_s: float = 30.0
+
+    @property
+    def urls(self) -> list[str]:
+        return [self.url, *(u for u in self.pool_urls if u != self.url)]
 
 
 Dial = Callable[[ConnectorConfig, Side], Awaitable[SideEndpoint]]
@@ -234,6 +250,7 @@ Dial = Callable[[ConnectorConfig, Side], Awaitable[SideEndpoint]]
 _registry: dict[str, str | Dial] = {
     "pipecat": "bridge_service.connectors.pipecat:dial",
     "fake": "bridge_service.connectors.fake:dial",
+    "twilio": "bridge_service.connectors.twilio:dial",
 }
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from bridge_service.connectors.base import ConnectorError
+from bridge_service.connectors.base import ConnectorOptionsError
 from bridge_service.connectors.pipecat_rtvi import RtviOptions
 
 PROMPT_SHAPES = ("client-message", "action", "none")
@@ -77,19 +77,21 @@ def parse_options(raw: dict[str, Any]) -> PipecatOptions:
     values: dict[str, Any] = {}
     for key, value in raw.items():
         if key not in known:
-            raise ConnectorError(f"pipecat connector: unknown option {key!r} ({', '.join(known)})")
+            raise ConnectorOptionsError(
+                f"pipecat connector: unknown option {key!r} ({', '.join(known)})"
+            )
         default = getattr(PipecatOptions, key)
         values[key] = _coerce(key, value, default)
     options = PipecatOptions(**values)
     if options.prompt_message not in PROMPT_SHAPES:
-        raise ConnectorError(
+        raise ConnectorOptionsError(
             f"pipecat connector: prompt_message must be one of {', '.join(PROMPT_SHAPES)}"
         )
     for key in ("send_rate", "receive_rate"):
         if not 8000 <= getattr(options, key) <= 48000:
-            raise ConnectorError(f"pipecat connector: {key} must be 8000..48000 Hz")
+            raise ConnectorOptionsError(f"pipecat connector: {key} must be 8000..48000 Hz")
     if options.max_chunk_ms < 10:
-        raise ConnectorError("pipecat connector: max_chunk_ms must be at least 10")
+        raise ConnectorOptionsError("pipecat connector: max_chunk_ms must be at least 10")
     return options
 
 
@@ -97,22 +99,22 @@ def _coerce(key: str, value: Any, default: Any) -> Any:
     problem = f"pipecat connector: option {key!r} must be"
     if isinstance(default, bool):
         if not isinstance(value, bool):
-            raise ConnectorError(f"{problem} true or false")
+            raise ConnectorOptionsError(f"{problem} true or false")
         return value
     if isinstance(default, int):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConnectorError(f"{problem} an integer")
+            raise ConnectorOptionsError(f"{problem} an integer")
         return value
     if isinstance(default, float):
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConnectorError(f"{problem} a number")
+            raise ConnectorOptionsError(f"{problem} a number")
         return float(value)
     if isinstance(default, tuple):
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConnectorError(f"{problem} a list of strings")
+            raise ConnectorOptionsError(f"{problem} a list of strings")
         return tuple(value)
     if not isinstance(value, str):
-        raise ConnectorError(f"{problem} a string")
+        raise ConnectorOptionsError(f"{problem} a string")
     return value

@@ -82,6 +82,17 @@ class _StopReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_StopReason
     """The run was cancelled."""
     STOP_REASON_SHUTDOWN: _StopReason.ValueType  # 8
     """The bridge shut down."""
+    STOP_REASON_CONNECTOR_FAILED: _StopReason.ValueType  # 10
+    """A connector could not reach its bot: every endpoint of the pool stayed
+    refused or dropped the connection for the connector's whole retry window
+    (ConnectorConfig.connect_timeout_s). The detail names the URL and error.
+    """
+    STOP_REASON_FIRST_SPEAKER_SILENT: _StopReason.ValueType  # 14
+    """The side expected to speak first (RunOptions.first_speaker, else the
+    scenario's first_speaker, else the agent) stayed silent, and so did the
+    line, for RunOptions.first_speaker_timeout_s after SessionStart. The
+    detail names the option that changes who speaks first. Not retried.
+    """
 
 class StopReason(_StopReason, metaclass=_StopReasonEnumTypeWrapper):
     """Why a session ended."""
@@ -103,6 +114,17 @@ STOP_REASON_CANCELLED: StopReason.ValueType  # 7
 """The run was cancelled."""
 STOP_REASON_SHUTDOWN: StopReason.ValueType  # 8
 """The bridge shut down."""
+STOP_REASON_CONNECTOR_FAILED: StopReason.ValueType  # 10
+"""A connector could not reach its bot: every endpoint of the pool stayed
+refused or dropped the connection for the connector's whole retry window
+(ConnectorConfig.connect_timeout_s). The detail names the URL and error.
+"""
+STOP_REASON_FIRST_SPEAKER_SILENT: StopReason.ValueType  # 14
+"""The side expected to speak first (RunOptions.first_speaker, else the
+scenario's first_speaker, else the agent) stayed silent, and so did the
+line, for RunOptions.first_speaker_timeout_s after SessionStart. The
+detail names the option that changes who speaks first. Not retried.
+"""
 Global___StopReason: _TypeAlias = StopReason  # noqa: Y015
 
 class _EndPolicy:
@@ -403,6 +425,7 @@ class SessionStart(_message.Message):
     MAX_DURATION_MS_FIELD_NUMBER: _builtins.int
     SHARE_TRANSCRIPTS_FIELD_NUMBER: _builtins.int
     RECEIVE_FORMAT_FIELD_NUMBER: _builtins.int
+    FIRST_SPEAKER_FIELD_NUMBER: _builtins.int
     role: _common_pb2.Role.ValueType
     domain: _builtins.str
     system_prompt: _builtins.str
@@ -425,6 +448,13 @@ class SessionStart(_message.Message):
     """The scenario's maximum duration after run-wide overrides, in ms."""
     share_transcripts: _builtins.bool
     """Whether the bridge forwards the peer's transcripts as peer_event."""
+    first_speaker: _common_pb2.Role.ValueType
+    """Who is expected to speak first: RunOptions.first_speaker if set, else the
+    scenario's `first_speaker`; ROLE_UNSPECIFIED when neither says (the
+    bridge then expects the agent, as on a phone call: the callee answers).
+    A bot whose role this is should start talking without waiting for the
+    peer; the other bot should wait for it. See STOP_REASON_FIRST_SPEAKER_SILENT.
+    """
     @_builtins.property
     def session(self) -> _common_pb2.SessionRef: ...
     @_builtins.property
@@ -445,10 +475,11 @@ class SessionStart(_message.Message):
         max_duration_ms: _builtins.int = ...,
         share_transcripts: _builtins.bool = ...,
         receive_format: _common_pb2.AudioFormat | None = ...,
+        first_speaker: _common_pb2.Role.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["receive_format", b"receive_format", "session", b"session"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["domain", b"domain", "initial_state_json", b"initial_state_json", "initialization_actions_json", b"initialization_actions_json", "max_duration_ms", b"max_duration_ms", "receive_format", b"receive_format", "role", b"role", "session", b"session", "share_transcripts", b"share_transcripts", "side_config_json", b"side_config_json", "system_prompt", b"system_prompt", "tools_json", b"tools_json"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["domain", b"domain", "first_speaker", b"first_speaker", "initial_state_json", b"initial_state_json", "initialization_actions_json", b"initialization_actions_json", "max_duration_ms", b"max_duration_ms", "receive_format", b"receive_format", "role", b"role", "session", b"session", "share_transcripts", b"share_transcripts", "side_config_json", b"side_config_json", "system_prompt", b"system_prompt", "tools_json", b"tools_json"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -662,31 +693,66 @@ Global___ScenarioSource: _TypeAlias = ScenarioSource  # noqa: Y015
 
 @_typing.final
 class ConnectorConfig(_message.Message):
-    """How a run reaches a bot that is not a gRPC client (a connector dials it)."""
+    """How a run reaches a bot that is not a gRPC client (a connector dials it).
+
+    Capacity, pools and retries are the same for every kind: each endpoint (url,
+    then each of pool_urls) holds at most `capacity` sessions at once; a session
+    beyond that waits for a free endpoint (it never fails for lack of one). A
+    refused or dropped connection is retried with backoff (0.2 s doubling to
+    5 s, trying the pool's other free endpoints) for connect_timeout_s; then the
+    attempt is recorded with STOP_REASON_CONNECTOR_FAILED.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     KIND_FIELD_NUMBER: _builtins.int
     URL_FIELD_NUMBER: _builtins.int
     OPTIONS_JSON_FIELD_NUMBER: _builtins.int
+    POOL_URLS_FIELD_NUMBER: _builtins.int
+    CAPACITY_FIELD_NUMBER: _builtins.int
+    CONNECT_TIMEOUT_S_FIELD_NUMBER: _builtins.int
     kind: _builtins.str
-    """"pipecat" (WebSocket with pipecat's protobuf frame serializer)."""
+    """"pipecat" (WebSocket with pipecat's protobuf frame serializer) or
+    "twilio" (a WebSocket server speaking Twilio Media Streams).
+    """
     url: _builtins.str
     """The bot's URL, e.g. ws://127.0.0.1:8765."""
     options_json: _builtins.str
     """Connector options as a JSON object (prompt message shape, rates, ...)."""
+    capacity: _builtins.int
+    """Sessions one endpoint holds at once (default 1: pipecat's WebSocket
+    server transports serve a single client).
+    """
+    connect_timeout_s: _builtins.float
+    """Seconds a refused or dropped connection is retried before the attempt
+    fails with STOP_REASON_CONNECTOR_FAILED (default 30).
+    """
+    @_builtins.property
+    def pool_urls(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """More endpoints serving the same bot: the run uses them as one pool."""
+
     def __init__(
         self,
         *,
         kind: _builtins.str = ...,
         url: _builtins.str = ...,
         options_json: _builtins.str = ...,
+        pool_urls: _abc.Iterable[_builtins.str] | None = ...,
+        capacity: _builtins.int | None = ...,
+        connect_timeout_s: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_capacity", b"_capacity", "_connect_timeout_s", b"_connect_timeout_s", "capacity", b"capacity", "connect_timeout_s", b"connect_timeout_s"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "options_json", b"options_json", "url", b"url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_capacity", b"_capacity", "_connect_timeout_s", b"_connect_timeout_s", "capacity", b"capacity", "connect_timeout_s", b"connect_timeout_s", "kind", b"kind", "options_json", b"options_json", "pool_urls", b"pool_urls", "url", b"url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__capacity: _TypeAlias = _typing.Literal["capacity"]  # noqa: Y015
+    _WhichOneofArgType__capacity: _TypeAlias = _typing.Literal["_capacity", b"_capacity"]  # noqa: Y015
+    _WhichOneofReturnType__connect_timeout_s: _TypeAlias = _typing.Literal["connect_timeout_s"]  # noqa: Y015
+    _WhichOneofArgType__connect_timeout_s: _TypeAlias = _typing.Literal["_connect_timeout_s", b"_connect_timeout_s"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__capacity) -> _WhichOneofReturnType__capacity | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__connect_timeout_s) -> _WhichOneofReturnType__connect_timeout_s | None: ...
 
 Global___ConnectorConfig: _TypeAlias = ConnectorConfig  # noqa: Y015
 
@@ -715,6 +781,8 @@ class RunOptions(_message.Message):
     AGENT_CONNECTOR_FIELD_NUMBER: _builtins.int
     RESAMPLE_QUALITY_FIELD_NUMBER: _builtins.int
     PAIRING_TIMEOUT_S_FIELD_NUMBER: _builtins.int
+    FIRST_SPEAKER_FIELD_NUMBER: _builtins.int
+    FIRST_SPEAKER_TIMEOUT_S_FIELD_NUMBER: _builtins.int
     concurrency: _builtins.int
     """Sessions at once (default 4)."""
     max_duration_s: _builtins.float
@@ -746,6 +814,16 @@ class RunOptions(_message.Message):
     """Resampler quality: "HQ" (default) or "MQ" (soxr names)."""
     pairing_timeout_s: _builtins.float
     """Seconds a session waits for both bots before its attempt fails (default 60)."""
+    first_speaker: _common_pb2.Role.ValueType
+    """Who speaks first in every session, overriding each scenario's
+    `first_speaker` (ROLE_UNSPECIFIED: the scenario decides; its default is
+    the agent). Sent to both bots as SessionStart.first_speaker.
+    """
+    first_speaker_timeout_s: _builtins.float
+    """Seconds the expected first speaker may stay silent (while the line is
+    silent too) before the session ends with STOP_REASON_FIRST_SPEAKER_SILENT
+    (default 10).
+    """
     @_builtins.property
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -778,10 +856,12 @@ class RunOptions(_message.Message):
         agent_connector: Global___ConnectorConfig | None = ...,
         resample_quality: _builtins.str | None = ...,
         pairing_timeout_s: _builtins.float | None = ...,
+        first_speaker: _common_pb2.Role.ValueType = ...,
+        first_speaker_timeout_s: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "user_connector", b"user_connector"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "user_connector", b"user_connector"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "end_policy", b"end_policy", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tags", b"tags", "user_connector", b"user_connector"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "end_policy", b"end_policy", "first_speaker", b"first_speaker", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tags", b"tags", "user_connector", b"user_connector"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__auto_resume_on_insufficient_turns: _TypeAlias = _typing.Literal["auto_resume_on_insufficient_turns"]  # noqa: Y015
     _WhichOneofArgType__auto_resume_on_insufficient_turns: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns"]  # noqa: Y015
@@ -791,6 +871,8 @@ class RunOptions(_message.Message):
     _WhichOneofArgType__auto_retry_backoff_s: _TypeAlias = _typing.Literal["_auto_retry_backoff_s", b"_auto_retry_backoff_s"]  # noqa: Y015
     _WhichOneofReturnType__concurrency: _TypeAlias = _typing.Literal["concurrency"]  # noqa: Y015
     _WhichOneofArgType__concurrency: _TypeAlias = _typing.Literal["_concurrency", b"_concurrency"]  # noqa: Y015
+    _WhichOneofReturnType__first_speaker_timeout_s: _TypeAlias = _typing.Literal["first_speaker_timeout_s"]  # noqa: Y015
+    _WhichOneofArgType__first_speaker_timeout_s: _TypeAlias = _typing.Literal["_first_speaker_timeout_s", b"_first_speaker_timeout_s"]  # noqa: Y015
     _WhichOneofReturnType__frame_ms: _TypeAlias = _typing.Literal["frame_ms"]  # noqa: Y015
     _WhichOneofArgType__frame_ms: _TypeAlias = _typing.Literal["_frame_ms", b"_frame_ms"]  # noqa: Y015
     _WhichOneofReturnType__inactivity_timeout_s: _TypeAlias = _typing.Literal["inactivity_timeout_s"]  # noqa: Y015
@@ -821,6 +903,8 @@ class RunOptions(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__auto_retry_backoff_s) -> _WhichOneofReturnType__auto_retry_backoff_s | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__concurrency) -> _WhichOneofReturnType__concurrency | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__first_speaker_timeout_s) -> _WhichOneofReturnType__first_speaker_timeout_s | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__frame_ms) -> _WhichOneofReturnType__frame_ms | None: ...
     @_typing.overload
