@@ -56,7 +56,8 @@ class LeasedEndpoint:
         self.inner = inner
         self.url = url
         self.role: Side = inner.role
-        self.bot: BotInfo = inner.bot
+        # Which member of the pool served the session is recorded with the bot.
+        self.bot = BotInfo(inner.bot.name, inner.bot.version, {**inner.bot.labels, "endpoint": url})
         self.send_rate: int = inner.send_rate
         self.receive_rate: int = inner.receive_rate
         self._pools = pools

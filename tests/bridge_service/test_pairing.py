@@ -113,7 +113,10 @@ async def test_connector_dial_failure_is_recorded(
     options = bridge_pb2.RunOptions(
         max_auto_retries=0,
         agent_connector=bridge_pb2.ConnectorConfig(
-            kind="fake", url="ws://127.0.0.1:9", options_json='{"fail_dial": true}'
+            kind="fake",
+            url="ws://127.0.0.1:9",
+            options_json='{"fail_dial": true}',
+            connect_timeout_s=0.5,
         ),
     )
     response = await stub.StartRun(
@@ -124,7 +127,7 @@ async def test_connector_dial_failure_is_recorded(
     await watch(stub, response.run.run_id)
     with RecordingReader(bridge.db_path) as reader:
         (s,) = reader.sessions(response.run.run_id)
-    assert s.stop_reason == "bot_disconnected" and "ws://127.0.0.1:9" in s.stop_detail
+    assert s.stop_reason == "connector_failed" and "ws://127.0.0.1:9" in s.stop_detail
 
 
 async def test_cancelled_waiting_stream_is_never_paired(
