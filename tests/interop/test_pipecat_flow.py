@@ -10,6 +10,8 @@ answers ends the session with ``first_speaker_silent`` in bounded time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
 import json
 import shutil
 import sys
@@ -51,40 +53,30 @@ async def vae(*args: str) -> tuple[int, str, str]:
     return int(proc.returncode or 0), out.decode(), err.decode()
 
 
-async def _pipecat(tmp_path: Path, n: int) -> AsyncIterator[list[str]]:
+@contextlib.asynccontextmanager
+async def pipecat_bots(tmp_path: Path, n: int) -> AsyncIterator[list[str]]:
+    """``n`` example pipecat bot processes on free ports: their ws:// URLs."""
     python = require_pipecat_venv()
-    async with contextlib_stack(tmp_path, python, n) as urls:
+    async with contextlib.AsyncExitStack() as stack:
+        urls = []
+        for i in range(n):
+            port = free_port()
+            args = [str(python), str(PIPECAT_BOT), "--port", str(port)]
+            log = tmp_path / f"pipecat_{i}.log"
+            await stack.enter_async_context(subprocess_until_ready(args, "READY", log))
+            urls.append(f"ws://127.0.0.1:{port}")
         yield urls
-
-
-def contextlib_stack(tmp_path: Path, python: Path, n: int) -> object:
-    import contextlib
-
-    @contextlib.asynccontextmanager
-    async def stack() -> AsyncIterator[list[str]]:
-        async with contextlib.AsyncExitStack() as es:
-            urls = []
-            for i in range(n):
-                port = free_port()
-                args = [str(python), str(PIPECAT_BOT), "--port", str(port)]
-                await es.enter_async_context(
-                    subprocess_until_ready(args, "READY", tmp_path / f"pipecat_{i}.log")
-                )
-                urls.append(f"ws://127.0.0.1:{port}")
-            yield urls
-
-    return stack()
 
 
 @pytest.fixture
 async def one_bot(tmp_path: Path) -> AsyncIterator[str]:
-    async for urls in _pipecat(tmp_path, 1):
+    async with pipecat_bots(tmp_path, 1) as urls:
         yield urls[0]
 
 
 @pytest.fixture
 async def two_bots(tmp_path: Path) -> AsyncIterator[list[str]]:
-    async for urls in _pipecat(tmp_path, 2):
+    async with pipecat_bots(tmp_path, 2) as urls:
         yield urls
 
 
@@ -125,7 +117,7 @@ async def test_documented_command_default_concurrency_single_client_bot(
     assert [s[0] for s in sessions] == sorted(names)
     assert {s[1] for s in sessions} == {"end_tool"}  # each one completed, first attempt
     spans = sorted((s[2], s[3]) for s in sessions)
-    assert all(b[0] >= a[1] for a, b in zip(spans, spans[1:], strict=False))  # queued
+    assert all(b[0] >= a[1] for a, b in itertools.pairwise(spans))  # queued
 
 
 async def test_a_pool_of_two_bot_processes_runs_two_sessions_at_once(
@@ -150,7 +142,7 @@ async def test_agent_expected_to_greet_but_only_answers_ends_in_bounded_time(
 ) -> None:
     suite = suite_of(tmp_path, "restaurant_book_table")  # the agent greets first
     t0 = time.monotonic()
-    code, out, err = await run_with_user(
+    code, out, _err = await run_with_user(
         bridge, [str(suite), "--agent-connector", one_bot, "--first-speaker-timeout", "3"]
     )
     assert time.monotonic() - t0 < 30  # not the 60 s max duration, and not twice

@@ -3,6 +3,7 @@ them side by side, refusals are retried for a bounded time, then recorded."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from typing import Any
@@ -46,7 +47,7 @@ async def test_sessions_beyond_capacity_wait_for_the_endpoint(
     assert events[-1].status == bridge_pb2.RUN_STATUS_COMPLETED
     spans = _spans(bridge, run_id)
     assert len(spans) == 3
-    for (_, end, _), (start, _, _) in zip(spans, spans[1:], strict=False):
+    for (_, end, _), (start, _, _) in itertools.pairwise(spans):
         assert start >= end  # one at a time: the next waited for the endpoint
     with RecordingReader(bridge.db_path) as r:
         assert {s.stop_reason for s in r.sessions(run_id)} == {"user_hang_up"}
@@ -62,7 +63,7 @@ async def test_a_pool_of_two_runs_two_sessions_at_once(
     docs = [scenario("p1"), scenario("p2")]
     run_id = await start_run(stub, docs, concurrency=4, user_connector=user, agent_connector=agent)
     await watch(stub, run_id)
-    (s1, e1, u1), (s2, e2, u2) = _spans(bridge, run_id)
+    (_s1, e1, u1), (s2, _e2, u2) = _spans(bridge, run_id)
     assert {u1, u2} == {"fake://a", "fake://b"}
     assert s2 < e1  # they overlapped
 
