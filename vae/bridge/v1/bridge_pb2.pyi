@@ -6,7 +6,15 @@ started and watched through it, and every exchange is recorded.
 
 A bot (in any language) is a gRPC client of BridgeService.Converse. One
 Converse stream is one bot taking part in one session; a bot that can hold
-N conversations at once opens N streams.
+N conversations at once opens N streams. docs/contract.md ("Writing a bot")
+explains every rule below; status codes and limits are in docs/errors.md.
+
+Connecting: a bridge started with --tls-cert serves TLS only (a plaintext
+client, or one trusting the wrong CA, gets UNAVAILABLE: the handshake
+failed; do not retry it forever). A bridge started with --token T refuses
+every RPC without the call metadata `authorization: Bearer T` with
+UNAUTHENTICATED (never retry it); the token guards every RPC of the server,
+grpc.health.v1.Health and server reflection included.
 """
 
 from collections import abc as _abc
@@ -36,8 +44,8 @@ class _NoticeCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_NoticeCode
     NOTICE_CODE_SEQUENCE_GAP: _NoticeCode.ValueType  # 1
     """A sequence number was skipped; recorded as an event."""
     NOTICE_CODE_AUDIO_DROPPED: _NoticeCode.ValueType  # 2
-    """The bot sent faster than real time and audio beyond the bounded buffer was
-    dropped; what was dropped is recorded.
+    """The bot sent faster than real time and audio beyond the bounded buffer
+    (2 s per direction) was dropped; what was dropped is recorded.
     """
     NOTICE_CODE_MALFORMED_EVENT: _NoticeCode.ValueType  # 3
     """An event could not be used (malformed JSON in a field); recorded as such."""
@@ -50,8 +58,8 @@ NOTICE_CODE_UNSPECIFIED: NoticeCode.ValueType  # 0
 NOTICE_CODE_SEQUENCE_GAP: NoticeCode.ValueType  # 1
 """A sequence number was skipped; recorded as an event."""
 NOTICE_CODE_AUDIO_DROPPED: NoticeCode.ValueType  # 2
-"""The bot sent faster than real time and audio beyond the bounded buffer was
-dropped; what was dropped is recorded.
+"""The bot sent faster than real time and audio beyond the bounded buffer
+(2 s per direction) was dropped; what was dropped is recorded.
 """
 NOTICE_CODE_MALFORMED_EVENT: NoticeCode.ValueType  # 3
 """An event could not be used (malformed JSON in a field); recorded as such."""
@@ -241,7 +249,12 @@ class BotMessage(_message.Message):
 
     @_builtins.property
     def audio(self) -> _common_pb2.AudioChunk:
-        """The bot's own speech, in its send_format."""
+        """The bot's own speech, in its send_format. Send continuously from
+        SessionStart until SessionEnding, like a microphone: speech or digital
+        silence, one chunk per 10–40 ms of wall clock, in real time. Audio only
+        while speaking also works (an arrival gap counts as silence) but the
+        turn counter and latency metrics are calibrated for continuous audio.
+        """
 
     @_builtins.property
     def event(self) -> _common_pb2.BotEvent:
@@ -291,7 +304,18 @@ class BridgeMessage(_message.Message):
     @_builtins.property
     def audio(self) -> _common_pb2.AudioChunk:
         """The peer's audio, resampled to the bot's receive_format, one frame per
-        tick of the bridge's open-mic clock (silence when the peer is quiet).
+        tick of the bridge's open-mic clock (silence when the peer is quiet, so
+        the line never goes dead), after a jitter buffer (80 ms by default).
+        A bot that stops reading has frames queued (up to 125), then dropped
+        (NOTICE_CODE_SLOW_READER).
+
+        Turn-taking conventions (nobody on the line understands words): the
+        bridge's turn counter calls a chunk speech when its RMS is above
+        -45 dBFS, starts a turn after 60 ms of speech and ends it after 500 ms
+        below that; the reference bots hear speech above -38 dBFS and take the
+        turn after 500 ms of quiet (the Node example: -40 dBFS, 500 ms). Speak
+        well above -38 dBFS, hand over with at least 500 ms of silence, and
+        keep pauses inside a turn shorter than 500 ms.
         """
 
     @_builtins.property
@@ -305,7 +329,8 @@ class BridgeMessage(_message.Message):
     @_builtins.property
     def notice(self) -> Global___Notice:
         """Something about this stream the bot should know (a recorded gap,
-        dropped audio, ...). Informational: the session goes on.
+        dropped audio, ...). Informational: the session goes on. At most one
+        notice of each code per second.
         """
 
     @_builtins.property
@@ -350,7 +375,9 @@ class Join(_message.Message):
     RUN_FILTER_FIELD_NUMBER: _builtins.int
     role: _common_pb2.Role.ValueType
     run_filter: _builtins.str
-    """Only take sessions of this run (empty: any run)."""
+    """Only take sessions of this run: the exact run id, not a prefix (empty:
+    any run).
+    """
     @_builtins.property
     def bot(self) -> _common_pb2.BotInfo: ...
     @_builtins.property
@@ -390,7 +417,10 @@ class Joined(_message.Message):
     stream_id: _builtins.str
     """Identifier of this stream in the bridge's logs."""
     frame_ms: _builtins.int
-    """Length of one frame of the open-mic clock, in milliseconds."""
+    """Length of the frames this bot will receive, in milliseconds: one frame
+    per tick of the open-mic clock (the run's frame length unless the bot
+    asked for another in Join; 16 by default).
+    """
     wait_timeout_ms: _builtins.int
     """How long the stream may wait for a session before WaitTimeout, in ms."""
     def __init__(
@@ -546,7 +576,12 @@ Global___Notice: _TypeAlias = Notice  # noqa: Y015
 
 @_typing.final
 class SessionEnding(_message.Message):
-    """The conversation is over; the bot should now send its FinalState."""
+    """The conversation is over; the bot should now send its FinalState (with
+    done=true on the last message, even when it has nothing to send) within
+    final_state_timeout_ms. When a bot asked to end (EndConversation), the
+    bridge first keeps the line open for a grace period (1 s by default) so
+    the last words reach the peer; keep sending audio until this arrives.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -576,8 +611,14 @@ Global___SessionEnding: _TypeAlias = SessionEnding  # noqa: Y015
 class FinalState(_message.Message):
     """A bot's final state. Both parts are optional; each is a JSON document sent
     as one or more JsonChunk messages in order, so a large state or context
-    history is never cut short by a message-size limit. The bot sets done=true
-    on its last FinalState message.
+    history is never cut short by a message-size limit (a document may be up
+    to 64 MiB; keep each chunk well under the 64 MiB message limit, e.g. 256
+    KiB). The bot sets done=true on its last FinalState message.
+
+    The recording keeps four audio channels per session: `user` and `agent`
+    are each bot's audio as it sent it (its rate, the bridge's arrival time);
+    `to_agent` and `to_user` are what the bridge delivered on its clock
+    (resampled, with the scenario's noise on to_agent): what each bot heard.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -611,7 +652,7 @@ Global___FinalState: _TypeAlias = FinalState  # noqa: Y015
 
 @_typing.final
 class SessionEnded(_message.Message):
-    """The session is recorded; the bridge closes the stream after this."""
+    """The session is recorded. Half-close the stream; the bridge closes it after this."""
 
     DESCRIPTOR: _descriptor.Descriptor
 

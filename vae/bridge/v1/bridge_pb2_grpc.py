@@ -81,8 +81,20 @@ class BridgeServiceServicer:
         both   -> AudioChunk / BotEvent ...   (audio on the bridge's open-mic clock)
         bridge -> SessionEnding               (end of conversation, any cause)
         bot    -> FinalState ...              (one or more, the last with done=true)
-        bridge -> SessionEnded                (then the bridge closes the stream)
+        bridge -> SessionEnded                (the recording is complete)
+        bot    -> half-close                  (then the bridge closes the stream)
         A stream that waits too long for a session gets WaitTimeout and is closed.
+        After SessionEnded or WaitTimeout a bot sends nothing more and half-closes
+        its side; the bridge closes its side right after (a bot that never
+        half-closes is cut off about 2 s later). A new session needs a new stream.
+
+        Violations that end the session with STOP_REASON_BOT_ERROR (and then the
+        stream with INVALID_ARGUMENT naming the field): a second Join, an odd PCM
+        byte count, a chunk over 25,000 bytes, FinalState chunks out of order or
+        after the last one, FinalState after done, a document over 64 MiB.
+        A first message that is not Join, or a bad format in Join, ends the stream
+        with INVALID_ARGUMENT before any session. Everything else odd only earns a
+        Notice (see NoticeCode) and the session goes on.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

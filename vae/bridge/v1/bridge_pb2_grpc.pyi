@@ -6,7 +6,15 @@ started and watched through it, and every exchange is recorded.
 
 A bot (in any language) is a gRPC client of BridgeService.Converse. One
 Converse stream is one bot taking part in one session; a bot that can hold
-N conversations at once opens N streams.
+N conversations at once opens N streams. docs/contract.md ("Writing a bot")
+explains every rule below; status codes and limits are in docs/errors.md.
+
+Connecting: a bridge started with --tls-cert serves TLS only (a plaintext
+client, or one trusting the wrong CA, gets UNAVAILABLE: the handshake
+failed; do not retry it forever). A bridge started with --token T refuses
+every RPC without the call metadata `authorization: Bearer T` with
+UNAUTHENTICATED (never retry it); the token guards every RPC of the server,
+grpc.health.v1.Health and server reflection included.
 """
 
 from collections import abc as _abc
@@ -49,8 +57,20 @@ class BridgeServiceStub:
       both   -> AudioChunk / BotEvent ...   (audio on the bridge's open-mic clock)
       bridge -> SessionEnding               (end of conversation, any cause)
       bot    -> FinalState ...              (one or more, the last with done=true)
-      bridge -> SessionEnded                (then the bridge closes the stream)
+      bridge -> SessionEnded                (the recording is complete)
+      bot    -> half-close                  (then the bridge closes the stream)
     A stream that waits too long for a session gets WaitTimeout and is closed.
+    After SessionEnded or WaitTimeout a bot sends nothing more and half-closes
+    its side; the bridge closes its side right after (a bot that never
+    half-closes is cut off about 2 s later). A new session needs a new stream.
+
+    Violations that end the session with STOP_REASON_BOT_ERROR (and then the
+    stream with INVALID_ARGUMENT naming the field): a second Join, an odd PCM
+    byte count, a chunk over 25,000 bytes, FinalState chunks out of order or
+    after the last one, FinalState after done, a document over 64 MiB.
+    A first message that is not Join, or a bad format in Join, ends the stream
+    with INVALID_ARGUMENT before any session. Everything else odd only earns a
+    Notice (see NoticeCode) and the session goes on.
     """
     StartRun: _grpc.UnaryUnaryMultiCallable[_bridge_pb2.StartRunRequest, _bridge_pb2.StartRunResponse]
     """Start a run: validate the scenario sources (all of them, before anything
@@ -79,8 +99,20 @@ class BridgeServiceAsyncStub(BridgeServiceStub):
       both   -> AudioChunk / BotEvent ...   (audio on the bridge's open-mic clock)
       bridge -> SessionEnding               (end of conversation, any cause)
       bot    -> FinalState ...              (one or more, the last with done=true)
-      bridge -> SessionEnded                (then the bridge closes the stream)
+      bridge -> SessionEnded                (the recording is complete)
+      bot    -> half-close                  (then the bridge closes the stream)
     A stream that waits too long for a session gets WaitTimeout and is closed.
+    After SessionEnded or WaitTimeout a bot sends nothing more and half-closes
+    its side; the bridge closes its side right after (a bot that never
+    half-closes is cut off about 2 s later). A new session needs a new stream.
+
+    Violations that end the session with STOP_REASON_BOT_ERROR (and then the
+    stream with INVALID_ARGUMENT naming the field): a second Join, an odd PCM
+    byte count, a chunk over 25,000 bytes, FinalState chunks out of order or
+    after the last one, FinalState after done, a document over 64 MiB.
+    A first message that is not Join, or a bad format in Join, ends the stream
+    with INVALID_ARGUMENT before any session. Everything else odd only earns a
+    Notice (see NoticeCode) and the session goes on.
     """
     StartRun: _aio.UnaryUnaryMultiCallable[_bridge_pb2.StartRunRequest, _bridge_pb2.StartRunResponse]  # type: ignore[assignment]
     """Start a run: validate the scenario sources (all of them, before anything
@@ -112,8 +144,20 @@ class BridgeServiceServicer(metaclass=_abc_1.ABCMeta):
           both   -> AudioChunk / BotEvent ...   (audio on the bridge's open-mic clock)
           bridge -> SessionEnding               (end of conversation, any cause)
           bot    -> FinalState ...              (one or more, the last with done=true)
-          bridge -> SessionEnded                (then the bridge closes the stream)
+          bridge -> SessionEnded                (the recording is complete)
+          bot    -> half-close                  (then the bridge closes the stream)
         A stream that waits too long for a session gets WaitTimeout and is closed.
+        After SessionEnded or WaitTimeout a bot sends nothing more and half-closes
+        its side; the bridge closes its side right after (a bot that never
+        half-closes is cut off about 2 s later). A new session needs a new stream.
+
+        Violations that end the session with STOP_REASON_BOT_ERROR (and then the
+        stream with INVALID_ARGUMENT naming the field): a second Join, an odd PCM
+        byte count, a chunk over 25,000 bytes, FinalState chunks out of order or
+        after the last one, FinalState after done, a document over 64 MiB.
+        A first message that is not Join, or a bad format in Join, ends the stream
+        with INVALID_ARGUMENT before any session. Everything else odd only earns a
+        Notice (see NoticeCode) and the session goes on.
         """
 
     @_abc_1.abstractmethod
