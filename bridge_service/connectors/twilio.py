@@ -268,8 +268,8 @@ class TwilioEndpoint:
     # ------------------------------------------------------------ bridge -> agent
     async def send(self, message: BridgeOutput) -> bool:
         if isinstance(message, PeerAudio):
-            if self._out is None:
-                return True
+            if self._out is None or self._ws.close_code is not None:
+                return True  # before the call, or after the bot hung up: nobody listens
             if self._ws.transport.get_write_buffer_size() > self.options.max_buffer_bytes:
                 return False  # the bot is not reading: drop audio, never control
             self._caller += mulaw.encode(message.pcm)

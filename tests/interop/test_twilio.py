@@ -45,6 +45,7 @@ SCENARIO = {
     "first_speaker": "agent",
     "user": {
         "persona": {"name": "Ann"},
+        "yield_after_s": None,  # the caller keeps talking over the agent until it stops
         "script": [
             {"say": "Hello, I would like a table for two tonight, please."},
             # Talk over the agent's answer: the agent stops, its serializer sends `clear`.
@@ -133,3 +134,37 @@ async def test_pipecat_twilio_agent_recorded_and_scored(
     reported = [float(v) for v in re.findall(r"REPLY_LATENCY_S ([\d.]+)", log.read_text())]
     print(f"reply latency: bridge-measured p50 {measured:.3f} s, bot-reported {reported}")
     assert measured is not None and reported
+
+
+async def test_a_twilio_bot_can_play_the_caller(
+    bridge: BridgeServer,
+    bridge_stub: bridge_pb2_grpc.BridgeServiceStub,
+    twilio_bot: tuple[int, Path],
+    db_path: Path,
+) -> None:
+    """The same connector on the user side: the bot's hang-up is the user hanging up."""
+    port, _ = twilio_bot
+    scenario = {
+        "name": "twilio_caller",
+        "max_duration": 40,
+        "first_speaker": "user",
+        "agent": {"script": ["Hello, how can I help?", "Sure, anything else?", "Bye."]},
+    }
+    connector = bridge_pb2.ConnectorConfig(kind="twilio", url=f"twilio+ws://127.0.0.1:{port}/ws")
+    run_id = await start_run(bridge_stub, [scenario], user_connector=connector)
+    agent = BotConfig(
+        bridge.address, "agent", lambda: play_script, run_filter=run_id, max_sessions=1
+    )
+    async with asyncio.timeout(90):
+        events, _ = await asyncio.gather(
+            watch_until_done(bridge_stub, run_id), run_bots(agent, asyncio.Event())
+        )
+    assert events[-1].status == bridge_pb2.RUN_STATUS_COMPLETED
+    with RecordingReader(db_path) as r:
+        (s,) = r.sessions(run_id)
+        user = r.read_channel(s.session_id, Channel.USER)
+        kinds = [e.kind for e in r.events(s.session_id) if e.side is Side.USER]
+    assert s.stop_reason == "user_hang_up", s.stop_detail
+    assert s.user_bot["labels"]["connector"] == "twilio" and user.sample_rate == 8000
+    assert voiced_s(user.samples, 8000) > ANSWER_S * 2  # its greeting and answers
+    assert EventKind.AUDIO_DROPPED not in kinds  # no audio was pushed at a hung-up line
