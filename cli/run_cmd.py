@@ -374,7 +374,20 @@ def run_command(
         if exc.code() in _USAGE_CODES:
             raise click.UsageError(exc.details() or str(exc.code())) from exc
         if exc.code() == grpc.StatusCode.UNAVAILABLE:
-            click.echo(f"error: cannot reach the bridge at {address}: {exc.details()}", err=True)
+            hint = (
+                "check that --tls-ca (VAE_TLS_CA) is the CA of the bridge's certificate"
+                if tls_ca
+                else "is it running? if it serves TLS, pass --tls-ca"
+            )
+            click.echo(
+                f"error: cannot reach the bridge at {address}: {exc.details()}; {hint}", err=True
+            )
+        elif exc.code() == grpc.StatusCode.UNAUTHENTICATED:
+            click.echo(
+                f"error: UNAUTHENTICATED: {exc.details()}; pass the bridge's token with "
+                "--token or VAE_TOKEN",
+                err=True,
+            )
         else:
             click.echo(f"error: {exc.code().name}: {exc.details()}", err=True)
         sys.exit(1)

@@ -143,8 +143,16 @@ async def test_a_wrong_token_or_ca_ends_every_client_clearly(
         log=tmp_path / "node.log",
     )  # fmt: skip
     user = await vae_bot("user", "--bridge", address, "--tls-ca", str(use_ca), "--token", token)
+    run = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "cli.main", "run", str(ROOT / "examples" / "suite"),
+        "--bridge", address, "--tls-ca", str(use_ca), "--token", token,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
+    )  # fmt: skip
     async with asyncio.timeout(60):  # bounded: never an endless loop
-        _, (_, user_err) = await asyncio.gather(node.communicate(), user.communicate())
+        _, (_, user_err), (_, run_err) = await asyncio.gather(
+            node.communicate(), user.communicate(), run.communicate()
+        )
+    assert run.returncode == 1 and option in run_err.decode(), run_err.decode()
     node_err = (tmp_path / "node.log").read_text()
     assert node.returncode == 1 and option in node_err, node_err
     assert user.returncode == 1 and option in user_err.decode(), user_err.decode()
