@@ -16,6 +16,7 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import grpc
 import pytest
 
 from bots.runner import BotConfig, run_bots
@@ -80,6 +81,54 @@ async def test_node_bot_holds_sessions_and_completes_a_multi_scenario_run(
     with RecordingReader(db_path) as r:
         spans = sorted((s.started_ns, s.ended_ns or 0) for s in r.sessions(run_id))
     assert any(b[0] < a[1] for a, b in itertools.pairwise(spans))  # two at once
+
+
+async def test_node_bot_rejoins_a_restarted_bridge(
+    db_path: Path, tmp_path: Path, bridge: BridgeServer
+) -> None:
+    """The bridge goes away and comes back on the same address: the bot rejoins it."""
+    address = bridge.address
+    proc = await asyncio.create_subprocess_exec(
+        node_ready(), str(NODE_DIR / "bot.js"), "--bridge", address, "--sessions", "1",
+        "--max-tries", "30", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    lines: list[str] = []
+
+    async def read_until(text: str) -> None:
+        assert proc.stderr is not None
+        while line := (await proc.stderr.readline()).decode():
+            lines.append(line)
+            if text in line:
+                return
+        raise AssertionError(f"the bot exited before {text!r}: {''.join(lines)}")
+
+    async with asyncio.timeout(30):
+        await read_until("joined as")
+    await bridge.stop()
+    settings = BridgeSettings(**{**SETTINGS.__dict__, "address": address})
+    again = BridgeServer(tmp_path / "second.db", settings)
+    await again.start()
+    try:
+        async with grpc.aio.insecure_channel(address) as channel:
+            stub = bridge_pb2_grpc.BridgeServiceStub(channel)
+            run_id = await start_run(stub, [scenario("after_restart")])
+            user = BotConfig(address, "user", lambda: play_script, run_filter=run_id)
+            stop = asyncio.Event()
+            users = asyncio.create_task(run_bots(user, stop))
+            try:
+                async with asyncio.timeout(90):
+                    await read_until("retrying")  # it noticed the bridge was gone
+                    events = await watch_until_done(stub, run_id)
+                    out, rest = await proc.communicate()
+            finally:
+                stop.set()
+                await users
+    finally:
+        await again.stop()
+    assert proc.returncode == 0, "".join(lines) + rest.decode()
+    assert json.loads(out)["sessions"][0]["scenario"] == "after_restart"
+    assert events[-1].message == "all scenarios done"
 
 
 @pytest.fixture
