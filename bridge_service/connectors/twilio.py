@@ -93,6 +93,8 @@ class TwilioOptions:
     media_ms: int = 20
     open_timeout_s: float = 10.0
     max_buffer_bytes: int = 1_000_000
+    #: Agent audio queued ahead of playout beyond which more is dropped (and recorded), s.
+    max_queue_s: float = 120.0
 
 
 def parse_options(raw: dict[str, Any]) -> tuple[TwilioOptions, dict[str, str]]:
@@ -131,6 +133,7 @@ class TwilioEndpoint:
         self._frame_s = options.media_ms / 1000
         self._playout = Playout(RATE * options.media_ms // 1000)
         self._media_bytes = RATE * options.media_ms // 1000
+        self._max_queue = int(options.max_queue_s * RATE)
         self._out: Outgoing | None = None
         self._caller = bytearray()
         self._caller_ms = 0
@@ -199,6 +202,14 @@ class TwilioEndpoint:
     async def _handle(self, message: AgentMessage) -> list[BotInput]:
         now = time.time_ns()
         if isinstance(message, AgentMedia):
+            if self._playout.queued_samples + len(message.ulaw) > self._max_queue:
+                # A bot streaming far ahead of real time: keep memory bounded, say so.
+                payload = {
+                    "reason": "agent_faster_than_real_time",
+                    "samples": len(message.ulaw),
+                    "queued_s": self._playout.queued_samples / RATE,
+                }
+                return [BotEvent(EventKind.AUDIO_DROPPED, now, payload)]
             self._playout.push(mulaw.decode(message.ulaw))
             return []
         if isinstance(message, AgentMark):
