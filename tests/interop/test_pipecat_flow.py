@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import logging
 import shutil
 import sys
 import time
@@ -23,7 +24,11 @@ import pytest
 
 from bots.runner import BotConfig, run_bots
 from bots.scripted import play_script
+from bridge_service.connectors.base import ConnectorConfig
+from bridge_service.connectors.pipecat import dial
+from bridge_service.connectors.pool import ConnectorPools
 from bridge_service.server import BridgeServer
+from recordings.models import Side
 from recordings.reader import RecordingReader
 from tests.interop.conftest import (
     PIPECAT_BOT,
@@ -151,3 +156,30 @@ async def test_agent_expected_to_greet_but_only_answers_ends_in_bounded_time(
     ((_, reason, _, _, detail),) = _sessions(db_path, run_id)  # one attempt: no retry
     assert reason == "first_speaker_silent"
     assert "--first-speaker user" in detail
+
+
+async def test_a_refused_connection_is_retried_until_the_bot_is_free(one_bot: str) -> None:
+    """A single-client bot busy with someone else refuses; the pool retries, then gets it."""
+    refused = asyncio.Event()
+
+    class OnRetry(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "retrying" in record.getMessage():
+                refused.set()
+
+    handler = OnRetry()
+    logging.getLogger("vae.bridge.connectors").addHandler(handler)
+    try:
+        holder = await dial(ConnectorConfig("pipecat", one_bot, {}), Side.AGENT)
+        # Another bridge process (its own pools) dials the same bot meanwhile.
+        config = ConnectorConfig("pipecat", one_bot, {"connect_retries": 1}, connect_timeout_s=30)
+        async with asyncio.timeout(40):
+            second = asyncio.create_task(ConnectorPools().dial(config, Side.AGENT))
+            await refused.wait()  # the bot refused it at least once
+            assert not second.done()
+            await holder.close()
+            endpoint = await second
+    finally:
+        logging.getLogger("vae.bridge.connectors").removeHandler(handler)
+    assert endpoint.bot.labels["endpoint"] == one_bot
+    await endpoint.close()
