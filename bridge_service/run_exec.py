@@ -8,15 +8,19 @@ Each scenario gets attempts until one needs no retry:
   only when ``auto_resume_on_insufficient_turns`` (default off: retrying a
   forced failure biases the score upward);
 - at most ``max_auto_retries`` (default 1) retries, each after
-  ``auto_retry_backoff_s``; a cancel or shutdown is never retried.
+  ``auto_retry_backoff_s``; a cancel, shutdown or silent first speaker
+  (``first_speaker_silent``: the same bots would wait for each other again)
+  is never retried.
 
 Turn counts come from the bridge's own record (talk spurts in the received
 audio). Every attempt is kept: a retried one is marked ``superseded`` with the
 reason, and the new attempt carries it as ``retry_reason``.
 
-An attempt whose bots never arrive (pairing timeout) or whose connector cannot
-dial is still recorded as a session (0 turns, ``bot_disconnected``, the detail
-saying which role was missing), so it is visible and retried like any stale one.
+An attempt whose bots never arrive (pairing timeout: ``bot_disconnected``, the
+detail saying which role was missing) or whose connector cannot dial within
+its retry window (``connector_failed``, the detail naming each URL and error;
+capacity and retries live in ``connectors.pool``) is still recorded as a
+session with 0 turns, so it is visible and retried like any stale one.
 """
 
 from __future__ import annotations
