@@ -6,7 +6,10 @@ through one small interface, implemented by
 - the gRPC stream adapter (``bridge_service.servicer_converse``): a bot that
   dialled ``BridgeService.Converse`` and is waiting in the pairing pool;
 - connectors: the run dials a bot that is not a gRPC client (a pipecat
-  WebSocket bot, ``bridge_service.connectors.pipecat``) once per session.
+  WebSocket bot, ``bridge_service.connectors.pipecat``; a phone agent speaking
+  Twilio Media Streams, ``bridge_service.connectors.twilio``) once per
+  session, through ``bridge_service.connectors.pool`` (capacity per endpoint,
+  pools of endpoints, bounded retries: written once for every kind).
 
 Everything that crosses the seam is a plain dataclass defined here. Direction
 bot -> bridge (what :meth:`SideEndpoint.receive` yields): :class:`BotAudio`,
@@ -27,7 +30,9 @@ Writing a connector:
 
    The target is imported lazily, the first time a run uses that kind, so a
    connector's optional dependencies cost nothing when it is unused. The
-   built-in kinds are ``pipecat`` and ``fake`` (below, for tests).
+   built-in kinds are ``pipecat``, ``twilio`` and ``fake`` (for tests). Raise
+   :class:`ConnectorOptionsError` for wrong options (never retried) and
+   :class:`ConnectorError` when the bot cannot be reached (retried by the pool).
 3. ``receive`` yields the bot's audio (PCM16 LE mono at ``send_rate``), events
    (payloads follow the recorded-event convention in ``tests/factories.py``)
    and, after :class:`SessionEndingOut`, the final state. It returns when the
