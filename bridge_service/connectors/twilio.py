@@ -32,12 +32,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import time
 import urllib.request
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
@@ -60,7 +58,7 @@ from bridge_service.connectors.base import (
     SessionEndingOut,
     SessionStartInfo,
 )
-from bridge_service.connectors.options import parse_dataclass
+from bridge_service.connectors.twilio_options import TwilioOptions, parse_options, stream_sid
 from bridge_service.connectors.twilio_playout import Playout
 from bridge_service.connectors.twilio_protocol import (
     RATE,
@@ -75,41 +73,7 @@ from bridge_service.connectors.twilio_protocol import (
 )
 from recordings.models import EventKind, Side
 
-__all__ = ["TwilioEndpoint", "TwilioOptions", "dial"]
-
-
-@dataclass(frozen=True)
-class TwilioOptions:
-    """``--connector-options`` of the twilio kind (all optional)."""
-
-    account_sid: str = "ACvae0000000000000000000000000000"
-    #: Default: ``CA`` + 32 hex digits derived from the session id (likewise ``MZ`` for streams).
-    call_sid: str = ""
-    stream_sid: str = ""
-    #: HTTP(S) URL answering GET with the bot's final state as JSON.
-    final_state_url: str = ""
-    final_state_timeout_s: float = 5.0
-    #: Length of each outgoing media message, ms (Twilio sends 20).
-    media_ms: int = 20
-    open_timeout_s: float = 10.0
-    max_buffer_bytes: int = 1_000_000
-    #: Agent audio queued ahead of playout beyond which more is dropped (and recorded), s.
-    max_queue_s: float = 120.0
-
-
-def parse_options(raw: dict[str, Any]) -> tuple[TwilioOptions, dict[str, str]]:
-    raw = dict(raw)
-    custom = raw.pop("custom_parameters", {})
-    if not isinstance(custom, dict):
-        raise ConnectorOptionsError("twilio connector: custom_parameters must be a JSON object")
-    options = parse_dataclass(TwilioOptions, raw, "twilio connector")
-    if not 10 <= options.media_ms <= 100:
-        raise ConnectorOptionsError("twilio connector: media_ms must be 10..100")
-    return options, {str(k): str(v) for k, v in custom.items()}
-
-
-def _sid(prefix: str, session_id: str) -> str:
-    return prefix + hashlib.sha256(f"{prefix}:{session_id}".encode()).hexdigest()[:32]
+__all__ = ["TwilioEndpoint", "TwilioOptions", "dial", "parse_options"]
 
 
 class TwilioEndpoint:
@@ -295,8 +259,8 @@ class TwilioEndpoint:
             o = self.options
             self.ids = StreamIds(
                 o.account_sid,
-                o.call_sid or _sid("CA", message.session_id),
-                o.stream_sid or _sid("MZ", message.session_id),
+                o.call_sid or stream_sid("CA", message.session_id),
+                o.stream_sid or stream_sid("MZ", message.session_id),
             )
             self._out = Outgoing(self.ids)
             params = {
