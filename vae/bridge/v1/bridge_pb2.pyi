@@ -757,7 +757,9 @@ class ConnectorConfig(_message.Message):
     "twilio" (a WebSocket server speaking Twilio Media Streams).
     """
     url: _builtins.str
-    """The bot's URL, e.g. ws://127.0.0.1:8765."""
+    """The bot's URL, e.g. ws://127.0.0.1:8765 (pipecat) or
+    twilio+ws://127.0.0.1:8766/ws (twilio; the prefix is optional there).
+    """
     options_json: _builtins.str
     """Connector options as a JSON object (prompt message shape, rates, ...)."""
     capacity: _builtins.int
