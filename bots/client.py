@@ -29,6 +29,7 @@ log = logging.getLogger("vae.bots.client")
 
 Brain = Callable[[Conversation], Awaitable[None]]
 JSON_CHUNK = 256 * 1024
+_FIRST = {common_pb2.ROLE_USER: "user", common_pb2.ROLE_AGENT: "agent"}
 RECEIVE_RATE = 16000
 
 
@@ -59,6 +60,7 @@ def session_info(start: bridge_pb2.SessionStart) -> SessionInfo:
         max_duration_ms=start.max_duration_ms,
         share_transcripts=start.share_transcripts,
         receive_rate=start.receive_format.sample_rate_hz or RECEIVE_RATE,
+        first_speaker=_FIRST.get(start.first_speaker, ""),
     )
 
 

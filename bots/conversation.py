@@ -42,6 +42,12 @@ class SessionInfo:
     max_duration_ms: int
     share_transcripts: bool
     receive_rate: int
+    #: SessionStart.first_speaker: "agent", "user", or "" when the bridge leaves it open.
+    first_speaker: str = ""
+
+    def opens_call(self, default: bool) -> bool:
+        """Whether this bot speaks first: the bridge's word, else ``default``."""
+        return self.first_speaker == self.role if self.first_speaker else default
 
 
 @dataclass

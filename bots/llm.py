@@ -87,7 +87,9 @@ class LlmBrain:
         conv.history = messages
         tools = tool_specs(conv.info.tools, conv.info.role)
         effects = conv.info.side_config.get("tool_effects", {})
-        speaks_first = bool(conv.info.side_config.get("speaks_first", conv.info.role == "agent"))
+        speaks_first = conv.info.opens_call(
+            bool(conv.info.side_config.get("speaks_first", conv.info.role == "agent"))
+        )
         first = True
         seen = 0
         while True:

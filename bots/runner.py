@@ -15,10 +15,12 @@ import os
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
 
+from bots import preflight
 from bots.client import BotStream, Brain, SessionOutcome
 from bots.listening import ListenSettings
 from bots.speech import Synthesiser, default_synthesiser
@@ -42,6 +44,8 @@ class BotConfig:
     version: str = ""
     run_filter: str = ""
     token: str | None = None
+    #: CA certificate of a TLS bridge (None: plaintext).
+    tls_ca: Path | None = None
     #: Stop after this many sessions in all (0: run until stopped).
     max_sessions: int = 0
     synth: Synthesiser | None = None
@@ -84,7 +88,7 @@ async def run_bots(config: BotConfig, stop: asyncio.Event) -> list[SessionOutcom
     metadata: tuple[tuple[str, str], ...] = ()
     if config.token:
         metadata = (("authorization", f"Bearer {config.token}"),)
-    async with grpc.aio.insecure_channel(config.address, options=CHANNEL_OPTIONS) as channel:
+    async with preflight.channel(config.address, config.tls_ca, CHANNEL_OPTIONS) as channel:
         stub: bridge_pb2_grpc.BridgeServiceAsyncStub = bridge_pb2_grpc.BridgeServiceStub(channel)
 
         async def worker(index: int) -> None:

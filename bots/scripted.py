@@ -24,7 +24,7 @@ silence: that is how a "stalled agent" is scripted.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bots.conversation import Conversation
@@ -142,6 +142,7 @@ async def play_script(conv: Conversation) -> None:
     except ScriptError as exc:
         await conv.log(str(exc), common_pb2.LOG_LEVEL_ERROR)
         return
+    script = replace(script, speaks_first=conv.info.opens_call(script.speaks_first))
     for action in conv.info.initialization_actions:
         conv.db.call(action["func_name"], action.get("arguments", {}), script.tool_effects)
     for index, item in enumerate(script.items):

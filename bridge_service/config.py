@@ -40,6 +40,7 @@ class StopReason(enum.StrEnum):
     BRIDGE_ERROR = "bridge_error"
     ATTEMPT_CRASHED = "attempt_crashed"
     STORAGE_ERROR = "storage_error"
+    FIRST_SPEAKER_SILENT = "first_speaker_silent"
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,9 @@ class RunSettings:
     agent_connector: ConnectorConfig | None = None
     resample_quality: str = "HQ"
     pairing_timeout_s: float = 60.0
+    #: "agent" or "user": overrides every scenario's first_speaker (None: the scenario's).
+    first_speaker: str | None = None
+    first_speaker_timeout_s: float = 10.0
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -137,6 +141,12 @@ class RunSettings:
                 "must be HQ, MQ, VHQ or LQ",
             ),
             (self.pairing_timeout_s > 0, "pairing_timeout_s", "must be positive"),
+            (
+                self.first_speaker in (None, "agent", "user"),
+                "first_speaker",
+                "must be agent or user",
+            ),
+            (self.first_speaker_timeout_s > 0, "first_speaker_timeout_s", "must be positive"),
         ]
         for ok, name, problem in checks:
             if not ok:

@@ -45,6 +45,7 @@ _STOP = {
     for name, value in bridge_pb2.StopReason.items()
     if value != bridge_pb2.STOP_REASON_UNSPECIFIED
 }
+_FIRST = {"user": common_pb2.ROLE_USER, "agent": common_pb2.ROLE_AGENT}
 _NOTICE = {
     "sequence_gap": bridge_pb2.NOTICE_CODE_SEQUENCE_GAP,
     "audio_dropped": bridge_pb2.NOTICE_CODE_AUDIO_DROPPED,
@@ -234,6 +235,7 @@ def bridge_message(out: BridgeOutput) -> bridge_pb2.BridgeMessage:
                 receive_format=_fmt(out.receive_rate),
                 frame_ms=out.frame_ms,
                 frames_per_message=out.frames_per_message,
+                first_speaker=_FIRST.get(out.first_speaker, common_pb2.ROLE_UNSPECIFIED),
             )
         )
     if isinstance(out, PeerEvent):

@@ -48,7 +48,10 @@ _OPTIONAL = (
     "strict_match",
     "resample_quality",
     "pairing_timeout_s",
+    "first_speaker_timeout_s",
 )
+_ROLE = {common_pb2.ROLE_USER: "user", common_pb2.ROLE_AGENT: "agent"}
+_ROLE_PB = {v: k for k, v in _ROLE.items()}
 
 
 def sources_from_pb(sources: Any) -> list[Source]:
@@ -70,7 +73,18 @@ def _connector(cfg: bridge_pb2.ConnectorConfig, field: str) -> ConnectorConfig |
         raise ValueError(f"options.{field}.options_json: not valid JSON ({exc.msg})") from exc
     if not isinstance(options, dict):
         raise ValueError(f"options.{field}.options_json: must be a JSON object")
-    return ConnectorConfig(cfg.kind, cfg.url, options)
+    if cfg.HasField("capacity") and cfg.capacity < 1:
+        raise ValueError(f"options.{field}.capacity: must be at least 1")
+    if cfg.HasField("connect_timeout_s") and cfg.connect_timeout_s <= 0:
+        raise ValueError(f"options.{field}.connect_timeout_s: must be positive")
+    return ConnectorConfig(
+        cfg.kind,
+        cfg.url,
+        options,
+        list(cfg.pool_urls),
+        cfg.capacity if cfg.HasField("capacity") else 1,
+        cfg.connect_timeout_s if cfg.HasField("connect_timeout_s") else 30.0,
+    )
 
 
 def overrides_from_pb(options: bridge_pb2.RunOptions) -> dict[str, Any]:
@@ -85,6 +99,8 @@ def overrides_from_pb(options: bridge_pb2.RunOptions) -> dict[str, Any]:
         out["end_policy"] = EndPolicy.VALID_TERMINAL_STATE
     if options.tags:
         out["tags"] = list(options.tags)
+    if options.first_speaker in _ROLE:
+        out["first_speaker"] = _ROLE[options.first_speaker]
     for name in ("user_connector", "agent_connector"):
         cfg = _connector(getattr(options, name), name)
         if cfg is not None:
@@ -111,6 +127,11 @@ def options_pb(options: dict[str, Any]) -> bridge_pb2.RunOptions:
             target.kind = str(cfg.get("kind", ""))
             target.url = str(cfg.get("url", ""))
             target.options_json = json.dumps(cfg.get("options", {}))
+            target.pool_urls.extend(str(u) for u in cfg.get("pool_urls", []) or [])
+            target.capacity = int(cfg.get("capacity", 1))
+            target.connect_timeout_s = float(cfg.get("connect_timeout_s", 30.0))
+    if options.get("first_speaker") in _ROLE_PB:
+        pb.first_speaker = _ROLE_PB[options["first_speaker"]]
     return pb
 
 

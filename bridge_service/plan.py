@@ -62,4 +62,5 @@ def start_info(
         receive_rate=receive_rate,
         frame_ms=framing.frame_ms if framing else plan.settings.frame_ms,
         frames_per_message=framing.frames_per_message if framing else 1,
+        first_speaker=plan.settings.first_speaker or sc.first_speaker or "",
     )

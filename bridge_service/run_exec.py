@@ -8,7 +8,9 @@ Each scenario gets attempts until one needs no retry:
   only when ``auto_resume_on_insufficient_turns`` (default off: retrying a
   forced failure biases the score upward);
 - at most ``max_auto_retries`` (default 1) retries, each after
-  ``auto_retry_backoff_s``; a cancel or shutdown is never retried.
+  ``auto_retry_backoff_s``; a cancel, shutdown or silent first speaker
+  (``first_speaker_silent``: the same bots would wait for each other again)
+  is never retried.
 
 Turn counts come from the bridge's own record (talk spurts in the received
 audio). Every attempt is kept: a retried one is marked ``superseded`` with the
@@ -21,6 +23,7 @@ is visible and retried like any stale one; a session the bridge itself failed
 ends ``bridge_error``. Any exception while running the run marks it ``failed``
 with the error (``bridge_service.run_outcome`` holds these rules): a run never
 reads ``completed`` with scenarios missing.
+Capacity, endpoint pools and connector retries live in ``connectors.pool``.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from bridge_service.config import BridgeSettings, StopReason
-from bridge_service.connectors.base import ConnectorError, SideEndpoint, dial
+from bridge_service.connectors.base import ConnectorError, SideEndpoint
+from bridge_service.connectors.pool import ConnectorPools
 from bridge_service.pairing import PairingPool, PairingTimeout
 from bridge_service.plan import SessionPlan
 from bridge_service.run_model import RunEvent, RunEventKind, RunState, SessionSummary
@@ -82,6 +86,7 @@ class RunExecutor:
         self.pool = pool
         self.bridge = bridge
         self.live = live_sessions
+        self.connectors = ConnectorPools()
 
     async def execute(self, run: RunState, todo: list[Todo]) -> None:
         sem = asyncio.Semaphore(run.settings.concurrency)
@@ -174,7 +179,9 @@ class RunExecutor:
         try:
             for side, config in ((Side.USER, s.user_connector), (Side.AGENT, s.agent_connector)):
                 if config is not None:
-                    dialled[side] = await dial(config, side)
+                    dialled[side] = await self._until_cancelled(
+                        run, self.connectors.dial(config, side)
+                    )
             need = [side for side in (Side.USER, Side.AGENT) if side not in dialled]
             claim = self.pool.claim(run.run_id, need, s.pairing_timeout_s)
             dialled.update(await self._until_cancelled(run, claim))

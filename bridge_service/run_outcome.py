@@ -24,11 +24,14 @@ from recordings.stop_reasons import is_finished
 
 _FAILED_REASONS = {StopReason.BOT_ERROR, StopReason.BOT_DISCONNECTED}
 _CUT = (StopReason.CANCELLED, StopReason.SHUTDOWN)
+#: Not retried: a cut, or a first speaker that stayed silent (the same bots would
+#: only wait for each other again).
+_NO_RETRY = (*_CUT, StopReason.FIRST_SPEAKER_SILENT)
 
 
 def retry_reason(result: SessionResult, settings: RunSettings) -> str:
     """Why ``result`` should be attempted again ("" when it should not)."""
-    if result.stop_reason in _CUT:
+    if result.stop_reason in _NO_RETRY:
         return ""
     turns = result.user_turns + result.agent_turns
     if not is_finished(result.stop_reason) and settings.auto_resume_on_stale:

@@ -29,6 +29,7 @@ from bridge_service.clock_stats import LatenessHistogram
 from bridge_service.config import StopReason
 from bridge_service.connectors.base import PeerAudio
 from bridge_service.ending import EndRequest
+from bridge_service.first_speaker import silent_first_speaker
 from bridge_service.session_io import SessionIO
 from bridge_service.ticker import SharedTicker
 from recordings.models import Channel, EventKind, Side
@@ -205,6 +206,10 @@ class OpenMicClock:
         if now - io.started_ns >= io.plan.max_duration_s * _NS:
             detail = f"reached the maximum duration of {io.plan.max_duration_s:g} s"
             io.request_end(EndRequest(StopReason.MAX_DURATION, detail))
+            return
+        silent = silent_first_speaker(io.plan, io.started_ns, now, io.turns())
+        if silent is not None:
+            io.request_end(silent)
             return
         last = max(io.started_ns, *(c.last_voiced_ns for c in io.counters.values()))
         timeout = io.plan.settings.inactivity_timeout_s

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+from pathlib import Path
 
 import click
 import grpc
@@ -26,6 +27,13 @@ from vae import __version__
 
 
 async def _main(config: BotConfig) -> int:
+    from bots.preflight import BridgeUnusable, check_bridge
+
+    try:
+        await check_bridge(config.address, token=config.token, tls_ca=config.tls_ca)
+    except BridgeUnusable as exc:
+        click.echo(f"error: {exc}", err=True)
+        return 1
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -79,6 +87,12 @@ async def _main(config: BotConfig) -> int:
     help="Voice: eSpeak NG when installed, or a synthetic buzz.",
 )
 @click.option("--name", default=None, help="Bot name recorded with each session.")
+@click.option(
+    "--tls-ca",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    envvar="VAE_TLS_CA",
+    help="CA certificate of a TLS bridge (env VAE_TLS_CA).",
+)
 @token_option
 @log_level_option
 def bot_command(
@@ -92,10 +106,21 @@ def bot_command(
     llm_api_key: str,
     tts: str,
     name: str | None,
+    tls_ca: Path | None,
     token: str | None,
     log_level: str,
 ) -> None:
-    """Run a reference USER or AGENT bot that joins the bridge's sessions."""
+    """Run a reference USER or AGENT bot that joins the bridge's sessions.
+
+    Before joining it checks the bridge once (health, with the token and TLS
+    settings given): a wrong token or CA certificate ends it with a message
+    naming the option, after a bounded number of tries.
+
+    \b
+    Examples:
+      vae bot user --bridge 127.0.0.1:50051
+      vae bot agent --concurrency 4 --token s3cret --tls-ca ca.pem
+    """
     setup_logging(log_level)
     if bool(llm_base_url) != bool(llm_model):
         raise click.UsageError("--llm-base-url and --llm-model go together")
@@ -125,6 +150,7 @@ def bot_command(
         version=__version__,
         run_filter=run_filter,
         token=token,
+        tls_ca=tls_ca,
         max_sessions=sessions,
         synth=synth,
     )

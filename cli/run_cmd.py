@@ -23,6 +23,7 @@ from cli.run_start import start_run
 from recordings.reader import RecordingReader
 from recordings.selection import select_run
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.common.v1 import common_pb2
 from vae.serving import client_channel
 
 _USAGE_CODES = {
@@ -48,10 +49,29 @@ def _source(arg: str) -> bridge_pb2.ScenarioSource:
     return bridge_pb2.ScenarioSource(path=str(path.resolve()))
 
 
-def _connector(url: str | None, kind: str, options: str) -> bridge_pb2.ConnectorConfig | None:
-    if not url:
+def _connector(
+    urls: tuple[str, ...],
+    kind: str | None,
+    options: str,
+    capacity: int | None,
+    timeout: float | None,
+) -> bridge_pb2.ConnectorConfig | None:
+    """One side's connector: the first URL, the others as its pool.
+
+    The kind comes from ``--connector-kind``, else from the URL: ``twilio+ws://``
+    is a Twilio Media Streams bot, plain ``ws://`` a pipecat bot.
+    """
+    if not urls:
         return None
-    return bridge_pb2.ConnectorConfig(kind=kind, url=url, options_json=options)
+    kind = kind or ("twilio" if urls[0].startswith("twilio+") else "pipecat")
+    cfg = bridge_pb2.ConnectorConfig(
+        kind=kind, url=urls[0], options_json=options, pool_urls=list(urls[1:])
+    )
+    if capacity is not None:
+        cfg.capacity = capacity
+    if timeout is not None:
+        cfg.connect_timeout_s = timeout
+    return cfg
 
 
 def _summary_rows(run: bridge_pb2.Run) -> list[dict[str, Any]]:
@@ -242,18 +262,44 @@ async def _run(
     help="Forward each bot's transcripts to its peer.",
 )
 @click.option(
-    "--user-connector",
-    help="Dial the user bot at this URL instead of waiting "
-    "for a gRPC bot (e.g. ws://127.0.0.1:8766).",
+    "--first-speaker",
+    type=click.Choice(["agent", "user"]),
+    help="Who opens every call, overriding the scenarios' first_speaker [agent].",
 )
 @click.option(
-    "--agent-connector", help="Dial the agent bot at this URL (e.g. ws://127.0.0.1:8765)."
+    "--first-speaker-timeout",
+    type=click.FloatRange(min=0.1),
+    help="Seconds of silence from the expected first speaker "
+    "that end a session (first_speaker_silent) [10].",
+)
+@click.option(
+    "--user-connector",
+    multiple=True,
+    help="Dial the user bot at this URL instead of waiting for a gRPC bot "
+    "(e.g. ws://127.0.0.1:8766). Repeat for a pool of bot instances.",
+)
+@click.option(
+    "--agent-connector",
+    multiple=True,
+    help="Dial the agent bot at this URL (ws://127.0.0.1:8765: pipecat; "
+    "twilio+ws://127.0.0.1:8765/ws: Twilio Media Streams). Repeat for a pool.",
 )
 @click.option(
     "--connector-kind",
-    default="pipecat",
-    show_default=True,
-    help="Connector kind for --user-connector/--agent-connector.",
+    default=None,
+    help="Connector kind for --user-connector/--agent-connector "
+    "[from the URL: twilio+ws:// is twilio, else pipecat].",
+)
+@click.option(
+    "--connector-capacity",
+    type=click.IntRange(min=1),
+    help="Sessions one connector endpoint holds at once [1]; more wait for a free one.",
+)
+@click.option(
+    "--connect-timeout",
+    type=click.FloatRange(min=0.1),
+    help="Seconds a refused connector connection is retried before the attempt "
+    "fails (connector_failed) [30].",
 )
 @click.option("--connector-options", default="{}", help="Connector options as a JSON object.")
 @json_option
@@ -296,6 +342,7 @@ def run_command(
         "pairing_timeout": "pairing_timeout_s",
         "seed": "seed",
         "share_transcripts": "share_transcripts",
+        "first_speaker_timeout": "first_speaker_timeout_s",
     }
     for name, field in mapping.items():
         if opts[name] is not None:
@@ -306,9 +353,17 @@ def run_command(
             if opts["end_policy"] == "tool-only"
             else bridge_pb2.END_POLICY_VALID_TERMINAL_STATE
         )
+    if opts["first_speaker"]:
+        options.first_speaker = (
+            common_pb2.ROLE_USER if opts["first_speaker"] == "user" else common_pb2.ROLE_AGENT
+        )
     for side in ("user", "agent"):
         cfg = _connector(
-            opts[f"{side}_connector"], opts["connector_kind"], opts["connector_options"]
+            opts[f"{side}_connector"],
+            opts["connector_kind"],
+            opts["connector_options"],
+            opts["connector_capacity"],
+            opts["connect_timeout"],
         )
         if cfg is not None:
             getattr(options, f"{side}_connector").CopyFrom(cfg)
@@ -326,7 +381,20 @@ def run_command(
         if exc.code() in _USAGE_CODES:
             raise click.UsageError(exc.details() or str(exc.code())) from exc
         if exc.code() == grpc.StatusCode.UNAVAILABLE:
-            click.echo(f"error: cannot reach the bridge at {address}: {exc.details()}", err=True)
+            hint = (
+                "check that --tls-ca (VAE_TLS_CA) is the CA of the bridge's certificate"
+                if tls_ca
+                else "is it running? if it serves TLS, pass --tls-ca"
+            )
+            click.echo(
+                f"error: cannot reach the bridge at {address}: {exc.details()}; {hint}", err=True
+            )
+        elif exc.code() == grpc.StatusCode.UNAUTHENTICATED:
+            click.echo(
+                f"error: UNAUTHENTICATED: {exc.details()}; pass the bridge's token with "
+                "--token or VAE_TOKEN",
+                err=True,
+            )
         else:
             click.echo(f"error: {exc.code().name}: {exc.details()}", err=True)
         sys.exit(1)

@@ -122,6 +122,8 @@ class Scenario:
     #: deltas ``{"agent": {...}, "user": {...}}``.
     sync_hook: str | None = None
     tags: list[str] = field(default_factory=list)
+    #: Who opens the call: "agent" (the callee answers, the default when unset) or "user".
+    first_speaker: str | None = None
 
     def side(self, role: str) -> SideSpec:
         return self.user if role == "user" else self.agent
@@ -208,6 +210,10 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
     for i, tag in enumerate(sc.tags):
         if why := identifiers.problem(tag):
             raise ScenarioError(where, f"tags[{i}]", f"{tag[:40]!r} {why}")
+    first = data.get("first_speaker")
+    if first is not None and first not in ("agent", "user"):
+        raise ScenarioError(where, "first_speaker", "must be 'agent' or 'user'")
+    sc.first_speaker = first
     return sc
 
 

@@ -19,9 +19,11 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
-# [websocket] brings the WebSocket server transport; the protobuf serializer is
-# in the base package. No model weights or network services are needed by
-# examples/pipecat_bot.
-"$venv/bin/python" -m pip install --quiet "pipecat-ai[websocket]==$version" numpy
+# [websocket] brings the WebSocket server transport; the protobuf and Twilio
+# serializers are in the base package. fastapi + uvicorn serve the Twilio
+# Media Streams example (examples/pipecat_bot/twilio_bot.py) through pipecat's
+# FastAPI WebSocket transport. No model weights or network services are needed
+# by examples/pipecat_bot.
+"$venv/bin/python" -m pip install --quiet "pipecat-ai[websocket]==$version" numpy fastapi uvicorn
 "$venv/bin/python" -c "import pipecat, google.protobuf; print('pipecat', pipecat.__version__ if hasattr(pipecat, '__version__') else '?', 'protobuf', google.protobuf.__version__)"
 echo "pipecat venv ready: $venv"

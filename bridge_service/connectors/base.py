@@ -6,7 +6,10 @@ through one small interface, implemented by
 - the gRPC stream adapter (``bridge_service.servicer_converse``): a bot that
   dialled ``BridgeService.Converse`` and is waiting in the pairing pool;
 - connectors: the run dials a bot that is not a gRPC client (a pipecat
-  WebSocket bot, ``bridge_service.connectors.pipecat``) once per session.
+  WebSocket bot, ``bridge_service.connectors.pipecat``; a phone agent speaking
+  Twilio Media Streams, ``bridge_service.connectors.twilio``) once per
+  session, through ``bridge_service.connectors.pool`` (capacity per endpoint,
+  pools of endpoints, bounded retries: written once for every kind).
 
 Everything that crosses the seam is a plain dataclass defined here. Direction
 bot -> bridge (what :meth:`SideEndpoint.receive` yields): :class:`BotAudio`,
@@ -27,7 +30,9 @@ Writing a connector:
 
    The target is imported lazily, the first time a run uses that kind, so a
    connector's optional dependencies cost nothing when it is unused. The
-   built-in kinds are ``pipecat`` and ``fake`` (below, for tests).
+   built-in kinds are ``pipecat``, ``twilio`` and ``fake`` (for tests). Raise
+   :class:`ConnectorOptionsError` for wrong options (never retried) and
+   :class:`ConnectorError` when the bot cannot be reached (retried by the pool).
 3. ``receive`` yields the bot's audio (PCM16 LE mono at ``send_rate``), events
    (payloads follow the recorded-event convention in ``tests/factories.py``)
    and, after :class:`SessionEndingOut`, the final state. It returns when the
@@ -67,6 +72,10 @@ class BotLimitError(BotProtocolError):
 
 class ConnectorError(Exception):
     """A connector could not reach or configure its bot."""
+
+
+class ConnectorOptionsError(ConnectorError):
+    """The connector's options are wrong: retrying cannot help, the run fails at once."""
 
 
 # ---------------------------------------------------------------- bot -> bridge
@@ -146,6 +155,8 @@ class SessionStartInfo:
     #: Length of the frames this bot receives, ms, and frames per audio message.
     frame_ms: int = 16
     frames_per_message: int = 1
+    #: "agent" or "user" when the run or the scenario says who opens; "" otherwise.
+    first_speaker: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +248,16 @@ class ConnectorConfig:
     kind: str
     url: str = ""
     options: dict[str, Any] = field(default_factory=dict)
+    #: More endpoints of the same bot; with ``url`` they form the run's pool.
+    pool_urls: list[str] = field(default_factory=list)
+    #: Sessions one endpoint holds at once.
+    capacity: int = 1
+    #: Seconds a refused or dropped connection is retried (see ``pool``).
+    connect_timeout_s: float = 30.0
+
+    @property
+    def urls(self) -> list[str]:
+        return [self.url, *(u for u in self.pool_urls if u != self.url)]
 
 
 Dial = Callable[[ConnectorConfig, Side], Awaitable[SideEndpoint]]
@@ -244,6 +265,7 @@ Dial = Callable[[ConnectorConfig, Side], Awaitable[SideEndpoint]]
 _registry: dict[str, str | Dial] = {
     "pipecat": "bridge_service.connectors.pipecat:dial",
     "fake": "bridge_service.connectors.fake:dial",
+    "twilio": "bridge_service.connectors.twilio:dial",
 }
 
 

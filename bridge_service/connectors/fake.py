@@ -5,7 +5,8 @@ session starts, speaks a deterministic tone in real time (``speak_s`` seconds
 at ``rate`` Hz in ``chunk_ms`` chunks, after ``delay_s``), optionally ends the
 conversation (``end``: true), and answers SessionEnding with its final state
 ``{"fake": true, "received_frames": N}``. ``fail_dial``: true makes dialling
-fail, for testing connector errors. It exercises the same seam a real
+fail, for testing connector errors; ``fail_dials``: N fails only the first N
+dials of its URL (a bot that refuses while it is still starting). It exercises the same seam a real
 connector (pipecat) implements, without any network.
 """
 
@@ -88,7 +89,12 @@ class FakeEndpoint:
         self._closed.set()
 
 
+#: Dials seen per URL, for ``fail_dials``.
+_dials: dict[str, int] = {}
+
+
 async def dial(config: ConnectorConfig, role: Side) -> FakeEndpoint:
-    if config.options.get("fail_dial"):
+    _dials[config.url] = seen = _dials.get(config.url, 0) + 1
+    if config.options.get("fail_dial") or seen <= int(config.options.get("fail_dials", 0)):
         raise ConnectorError(f"fake connector: cannot reach {config.url or 'the bot'}")
     return FakeEndpoint(role, config.options)

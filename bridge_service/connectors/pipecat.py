@@ -43,6 +43,7 @@ from bridge_service.connectors.base import (
     BridgeOutput,
     ConnectorConfig,
     ConnectorError,
+    ConnectorOptionsError,
     FinalStatePart,
     PeerAudio,
     SessionEndingOut,
@@ -274,7 +275,9 @@ async def dial(config: ConnectorConfig, role: Side) -> PipecatEndpoint:
     """Connect to the pipecat bot at ``config.url`` and complete the RTVI handshake."""
     options = parse_options(config.options)
     if not config.url.startswith(("ws://", "wss://")):
-        raise ConnectorError(f"pipecat connector needs a ws:// or wss:// url, got {config.url!r}")
+        raise ConnectorOptionsError(
+            f"pipecat connector needs a ws:// or wss:// url, got {config.url!r}"
+        )
     delay = 0.2
     for attempt in range(1, options.connect_retries + 1):
         try:

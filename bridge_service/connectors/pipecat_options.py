@@ -35,10 +35,11 @@ key                    meaning (default)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
-from bridge_service.connectors.base import ConnectorError
+from bridge_service.connectors.base import ConnectorOptionsError
+from bridge_service.connectors.options import parse_dataclass
 from bridge_service.connectors.pipecat_rtvi import RtviOptions
 
 PROMPT_SHAPES = ("client-message", "action", "none")
@@ -73,46 +74,14 @@ class PipecatOptions:
 
 
 def parse_options(raw: dict[str, Any]) -> PipecatOptions:
-    known = {f.name: f for f in fields(PipecatOptions)}
-    values: dict[str, Any] = {}
-    for key, value in raw.items():
-        if key not in known:
-            raise ConnectorError(f"pipecat connector: unknown option {key!r} ({', '.join(known)})")
-        default = getattr(PipecatOptions, key)
-        values[key] = _coerce(key, value, default)
-    options = PipecatOptions(**values)
+    options = parse_dataclass(PipecatOptions, raw, "pipecat connector")
     if options.prompt_message not in PROMPT_SHAPES:
-        raise ConnectorError(
+        raise ConnectorOptionsError(
             f"pipecat connector: prompt_message must be one of {', '.join(PROMPT_SHAPES)}"
         )
     for key in ("send_rate", "receive_rate"):
         if not 8000 <= getattr(options, key) <= 48000:
-            raise ConnectorError(f"pipecat connector: {key} must be 8000..48000 Hz")
+            raise ConnectorOptionsError(f"pipecat connector: {key} must be 8000..48000 Hz")
     if options.max_chunk_ms < 10:
-        raise ConnectorError("pipecat connector: max_chunk_ms must be at least 10")
+        raise ConnectorOptionsError("pipecat connector: max_chunk_ms must be at least 10")
     return options
-
-
-def _coerce(key: str, value: Any, default: Any) -> Any:
-    problem = f"pipecat connector: option {key!r} must be"
-    if isinstance(default, bool):
-        if not isinstance(value, bool):
-            raise ConnectorError(f"{problem} true or false")
-        return value
-    if isinstance(default, int):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConnectorError(f"{problem} an integer")
-        return value
-    if isinstance(default, float):
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConnectorError(f"{problem} a number")
-        return float(value)
-    if isinstance(default, tuple):
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConnectorError(f"{problem} a list of strings")
-        return tuple(value)
-    if not isinstance(value, str):
-        raise ConnectorError(f"{problem} a string")
-    return value

@@ -12,14 +12,23 @@
 //   SessionEnding -> FinalState (state + context, chunked JSON, done=true)
 //   SessionEnded -> closes the stream.
 //
+// It holds --concurrency sessions at once (one Converse stream each) and keeps
+// joining until stopped (SIGINT/SIGTERM) or --sessions sessions are played;
+// then it prints {"sessions": [...]} on stdout and exits 0. A stream that
+// fails is reopened with backoff (the bridge may be restarting); a refused
+// token, or --max-tries failures in a row (a wrong --tls-ca, no bridge), end
+// it with a message naming the option, exit status 1.
+//
 // Usage: node bot.js [--bridge 127.0.0.1:50051] [--run RUN_ID] [--token TOKEN]
-// Environment: VAE_BRIDGE, VAE_RUN, VAE_TOKEN, VAE_PROTO_DIR.
+//                    [--tls-ca ca.pem] [--concurrency 1] [--sessions 0] [--max-tries 10]
+// Environment: VAE_BRIDGE, VAE_RUN, VAE_TOKEN, VAE_TLS_CA, VAE_CONCURRENCY,
+//              VAE_SESSIONS, VAE_MAX_TRIES, VAE_PROTO_DIR.
 // Scenario knobs (side_config_json of the agent side, all optional):
 //   {"node_bot": {"answers": 1, "tool": {"name": "book", "arguments": {...}}}}
 'use strict';
 
 const grpc = require('@grpc/grpc-js');
-const { loadVae, option, metadataFor } = require('./vae_proto');
+const { loadVae, option, metadataFor, credentialsFor } = require('./vae_proto');
 
 const RATE = 16000;
 const CHUNK_MS = 20;
@@ -101,7 +110,10 @@ class AgentBot {
     this.context.push({ role: 'system', content: start.system_prompt });
     this.log(`session ${start.session.session_id} (${start.session.scenario_name}) started`);
     this.startPump();
-    setTimeout(() => this.speak('Hello, this is the Node agent.', 0.6), 300);
+    // Greet unless the bridge says the user opens the call (SessionStart.first_speaker).
+    if (start.first_speaker !== 'ROLE_USER') {
+      setTimeout(() => this.speak('Hello, this is the Node agent.', 0.6), 300);
+    }
   }
 
   // Peer audio arrives on the bridge's open-mic clock (silence when quiet).
@@ -211,10 +223,12 @@ class AgentBot {
   }
 }
 
-function runBot({ bridge, runFilter, token, log = console.log }) {
-  const vae = loadVae();
-  const client = new vae.bridge.v1.BridgeService(bridge, grpc.credentials.createInsecure());
+// One Converse stream: Join, wait for a session, play it. Resolves with the
+// session's outcome (null when the bridge released the stream with
+// WaitTimeout); rejects with the gRPC error when the stream fails.
+function playOneSession(client, { runFilter, token, log, onCall }) {
   const call = client.Converse(metadataFor(token));
+  if (onCall) onCall(call);
   const bot = new AgentBot(call, log);
   return new Promise((resolve, reject) => {
     let outcome = null;
@@ -233,12 +247,16 @@ function runBot({ bridge, runFilter, token, log = console.log }) {
           bot.onSessionEnding(msg.session_ending);
           break;
         case 'session_ended':
-          outcome = msg.session_ended;
+          outcome = {
+            session_id: bot.start ? bot.start.session.session_id : '',
+            scenario: bot.start ? bot.start.session.scenario_name : '',
+            reason: msg.session_ended.reason,
+            clean_exit: msg.session_ended.clean_exit,
+          };
           log(`session ended: ${outcome.reason}, clean exit ${outcome.clean_exit}`);
-          call.end();
+          call.end(); // half-close: we send nothing more; the bridge closes its side
           break;
         case 'wait_timeout':
-          outcome = { reason: 'WAIT_TIMEOUT', clean_exit: false };
           call.end();
           break;
         default:
@@ -247,16 +265,20 @@ function runBot({ bridge, runFilter, token, log = console.log }) {
     });
     call.on('error', (err) => {
       bot.stop();
-      reject(err);
+      if (err.code === grpc.status.CANCELLED && outcome === null) resolve(null);
+      else reject(err);
     });
     call.on('end', () => {
       bot.stop();
       resolve(outcome);
     });
+    call.on('status', () => {
+      if (onCall) onCall(null, call);
+    });
     call.write({
       join: {
         role: 'ROLE_AGENT',
-        bot: { name: 'node-example-agent', version: '0.1.0', labels: { language: 'javascript' } },
+        bot: { name: 'node-example-agent', version: '0.2.0', labels: { language: 'javascript' } },
         send_format: { encoding: 'AUDIO_ENCODING_PCM16LE', sample_rate_hz: RATE, channels: 1 },
         receive_format: { encoding: 'AUDIO_ENCODING_PCM16LE', sample_rate_hz: RATE, channels: 1 },
         run_filter: runFilter || '',
@@ -265,19 +287,100 @@ function runBot({ bridge, runFilter, token, log = console.log }) {
   });
 }
 
+const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
+
+// What a failed call means for the user, naming the option that fixes it.
+function explain(err, { bridge, tlsCa }) {
+  const what = `${grpc.status[err.code] || err.code}: ${err.details || err.message}`;
+  if (err.code === grpc.status.UNAUTHENTICATED) {
+    return `the bridge at ${bridge} refused the bot (${what}); pass its token with --token or VAE_TOKEN`;
+  }
+  if (tlsCa) {
+    return `cannot use the bridge at ${bridge} (${what}); if it is up, the TLS handshake failed: `
+      + '--tls-ca (VAE_TLS_CA) must be the CA certificate that signed the bridge\'s --tls-cert';
+  }
+  return `cannot use the bridge at ${bridge} (${what}); is it running? If it serves TLS, pass --tls-ca`;
+}
+
+// Hold `concurrency` sessions at once and keep joining until stopped (or
+// `sessions` sessions in all). A stream that fails is reopened with backoff
+// (0.2 s doubling to 5 s): the bridge may be restarting. `maxTries`
+// consecutive failures, or a refused token, end the bot with a clear message.
+async function runBot({
+  bridge, runFilter = '', token = '', tlsCa = '', concurrency = 1, sessions = 0,
+  maxTries = 10, log = console.log, stop = { stopped: false, calls: new Set() },
+}) {
+  const vae = loadVae();
+  const client = new vae.bridge.v1.BridgeService(bridge, credentialsFor(tlsCa));
+  const outcomes = [];
+  let fatal = null;
+  const enough = () => stop.stopped || fatal !== null || (sessions > 0 && outcomes.length >= sessions);
+
+  async function worker(index) {
+    let failures = 0;
+    let backoff = 200;
+    while (!enough()) {
+      try {
+        const outcome = await playOneSession(client, {
+          runFilter,
+          token,
+          log,
+          onCall: (call, done) => (call ? stop.calls.add(call) : stop.calls.delete(done)),
+        });
+        failures = 0;
+        backoff = 200;
+        if (outcome !== null) outcomes.push(outcome);
+        if (enough()) for (const call of stop.calls) call.cancel(); // release waiting streams
+      } catch (err) {
+        if (stop.stopped) return;
+        failures += 1;
+        if (err.code === grpc.status.UNAUTHENTICATED || err.code === grpc.status.INVALID_ARGUMENT
+            || failures >= maxTries) {
+          fatal = fatal || `${explain(err, { bridge, tlsCa })} (after ${failures} tries)`;
+          return;
+        }
+        log(`worker ${index}: ${grpc.status[err.code] || ''} ${err.details || err.message}; retrying in ${backoff} ms`);
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, 5000);
+      }
+    }
+  }
+
+  await Promise.all(Array.from({ length: Math.max(1, concurrency) }, (_, i) => worker(i)));
+  for (const call of stop.calls) call.cancel();
+  client.close();
+  if (fatal !== null) throw new Error(fatal);
+  return outcomes;
+}
+
 if (require.main === module) {
-  const bridge = option('--bridge', 'VAE_BRIDGE', '127.0.0.1:50051');
-  const runFilter = option('--run', 'VAE_RUN', '');
-  const token = option('--token', 'VAE_TOKEN', '');
-  runBot({ bridge, runFilter, token, log: (m) => console.error(`[node-bot] ${m}`) })
-    .then((outcome) => {
-      console.log(JSON.stringify(outcome));
-      process.exit(outcome && outcome.reason !== 'WAIT_TIMEOUT' ? 0 : 1);
+  const log = (m) => console.error(`[node-bot] ${m}`);
+  const stop = { stopped: false, calls: new Set() };
+  const halt = () => {
+    stop.stopped = true;
+    for (const call of stop.calls) call.cancel(); // leave sessions and waiting streams now
+  };
+  process.on('SIGINT', halt);
+  process.on('SIGTERM', halt);
+  runBot({
+    bridge: option('--bridge', 'VAE_BRIDGE', '127.0.0.1:50051'),
+    runFilter: option('--run', 'VAE_RUN', ''),
+    token: option('--token', 'VAE_TOKEN', ''),
+    tlsCa: option('--tls-ca', 'VAE_TLS_CA', ''),
+    concurrency: Number(option('--concurrency', 'VAE_CONCURRENCY', '1')),
+    sessions: Number(option('--sessions', 'VAE_SESSIONS', '0')),
+    maxTries: Number(option('--max-tries', 'VAE_MAX_TRIES', '10')),
+    log,
+    stop,
+  })
+    .then((outcomes) => {
+      console.log(JSON.stringify({ sessions: outcomes }));
+      process.exit(0);
     })
     .catch((err) => {
-      console.error(`[node-bot] ${err.code !== undefined ? `gRPC ${grpc.status[err.code]}: ` : ''}${err.details || err.message}`);
+      console.error(`[node-bot] error: ${err.message}`);
       process.exit(1);
     });
 }
 
-module.exports = { runBot, AgentBot };
+module.exports = { runBot, playOneSession, AgentBot };

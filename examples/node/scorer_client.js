@@ -3,7 +3,8 @@
 //
 // Usage: node scorer_client.js --run RUN [--scorer 127.0.0.1:50052] [--token TOKEN]
 //                              [--scorers action_match,clean_exit] [--overwrite]
-// Environment: VAE_SCORER, VAE_RUN, VAE_TOKEN, VAE_PROTO_DIR.
+//                              [--tls-ca ca.pem]
+// Environment: VAE_SCORER, VAE_RUN, VAE_TOKEN, VAE_TLS_CA, VAE_PROTO_DIR.
 //
 // Prints one JSON document on stdout:
 //   {"progress": [...sessions done...], "scoring": {...}, "summary": {...},
@@ -13,7 +14,7 @@
 'use strict';
 
 const grpc = require('@grpc/grpc-js');
-const { loadVae, option, metadataFor } = require('./vae_proto');
+const { loadVae, option, metadataFor, credentialsFor } = require('./vae_proto');
 
 function rescore(client, request, token) {
   return new Promise((resolve, reject) => {
@@ -54,7 +55,7 @@ async function main() {
     process.exit(2);
   }
   const vae = loadVae();
-  const client = new vae.scorer.v1.ScorerService(address, grpc.credentials.createInsecure());
+  const client = new vae.scorer.v1.ScorerService(address, credentialsFor(option('--tls-ca', 'VAE_TLS_CA', '')));
   const request = {
     run,
     config: { scorers: scorers ? scorers.split(',') : [], label: 'node-example' },

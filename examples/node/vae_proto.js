@@ -6,6 +6,7 @@
 // exposed as a `message`/`event`/... property naming the field that is set.
 'use strict';
 
+const fs = require('node:fs');
 const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
@@ -40,4 +41,10 @@ function metadataFor(token) {
   return md;
 }
 
-module.exports = { loadVae, option, metadataFor, PROTO_DIR };
+// Channel credentials: TLS trusting the CA certificate file `tlsCa`, else plaintext.
+function credentialsFor(tlsCa) {
+  if (!tlsCa) return grpc.credentials.createInsecure();
+  return grpc.credentials.createSsl(fs.readFileSync(tlsCa));
+}
+
+module.exports = { loadVae, option, metadataFor, credentialsFor, PROTO_DIR };

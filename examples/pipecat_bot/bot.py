@@ -187,7 +187,10 @@ class ToneResponder(FrameProcessor):
         args = {"confirmed": True, "answers": self.answered}
         call_id = f"call-{int(time.time() * 1000)}"
         await self.push_frame(FunctionCallInProgressFrame(self.tool, call_id, args))
-        self.agent.db.setdefault("bookings", []).append(args)
+        bookings = self.agent.db.setdefault("bookings", [])
+        # A scenario's DB may keep bookings as a mapping: then the write is kept beside it.
+        target = bookings if isinstance(bookings, list) else self.agent.db.setdefault("writes", [])
+        target.append(args)
         action = {"type": self.tool, "args": args, "result": "ok"}
         self.agent.actions.append(action)
         await self.push_frame(

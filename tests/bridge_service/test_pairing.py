@@ -113,7 +113,10 @@ async def test_connector_dial_failure_is_recorded(
     options = bridge_pb2.RunOptions(
         max_auto_retries=0,
         agent_connector=bridge_pb2.ConnectorConfig(
-            kind="fake", url="ws://127.0.0.1:9", options_json='{"fail_dial": true}'
+            kind="fake",
+            url="ws://127.0.0.1:9",
+            options_json='{"fail_dial": true}',
+            connect_timeout_s=0.5,
         ),
     )
     response = await stub.StartRun(

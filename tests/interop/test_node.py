@@ -89,12 +89,15 @@ async def test_node_agent_session_then_node_scorer_calls(
                 bridge.address,
                 "--run",
                 run_id,
+                "--sessions",
+                "1",
                 log=tmp_path / "node_bot.log",
             ),
             run_bots(user, asyncio.Event()),
         )
     assert code == 0, (tmp_path / "node_bot.log").read_text()
-    assert json.loads(out) == {"reason": "STOP_REASON_END_TOOL", "clean_exit": True}
+    ((outcome),) = json.loads(out)["sessions"]
+    assert (outcome["reason"], outcome["clean_exit"]) == ("STOP_REASON_END_TOOL", True)
     assert events[-1].kind == bridge_pb2.RUN_EVENT_KIND_RUN_FINISHED and len(outcomes) == 1
 
     with RecordingReader(db_path) as r:

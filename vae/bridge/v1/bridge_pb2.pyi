@@ -6,7 +6,15 @@ started and watched through it, and every exchange is recorded.
 
 A bot (in any language) is a gRPC client of BridgeService.Converse. One
 Converse stream is one bot taking part in one session; a bot that can hold
-N conversations at once opens N streams.
+N conversations at once opens N streams. docs/contract.md ("Writing a bot")
+explains every rule below; status codes and limits are in docs/errors.md.
+
+Connecting: a bridge started with --tls-cert serves TLS only (a plaintext
+client, or one trusting the wrong CA, gets UNAVAILABLE: the handshake
+failed; do not retry it forever). A bridge started with --token T refuses
+every RPC without the call metadata `authorization: Bearer T` with
+UNAUTHENTICATED (never retry it); the token guards every RPC of the server,
+grpc.health.v1.Health and server reflection included.
 """
 
 from collections import abc as _abc
@@ -36,8 +44,8 @@ class _NoticeCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_NoticeCode
     NOTICE_CODE_SEQUENCE_GAP: _NoticeCode.ValueType  # 1
     """A sequence number was skipped; recorded as an event."""
     NOTICE_CODE_AUDIO_DROPPED: _NoticeCode.ValueType  # 2
-    """The bot sent faster than real time and audio beyond the bounded buffer was
-    dropped; what was dropped is recorded.
+    """The bot sent faster than real time and audio beyond the bounded buffer
+    (2 s per direction) was dropped; what was dropped is recorded.
     """
     NOTICE_CODE_MALFORMED_EVENT: _NoticeCode.ValueType  # 3
     """An event could not be used (malformed JSON in a field); recorded as such."""
@@ -50,8 +58,8 @@ NOTICE_CODE_UNSPECIFIED: NoticeCode.ValueType  # 0
 NOTICE_CODE_SEQUENCE_GAP: NoticeCode.ValueType  # 1
 """A sequence number was skipped; recorded as an event."""
 NOTICE_CODE_AUDIO_DROPPED: NoticeCode.ValueType  # 2
-"""The bot sent faster than real time and audio beyond the bounded buffer was
-dropped; what was dropped is recorded.
+"""The bot sent faster than real time and audio beyond the bounded buffer
+(2 s per direction) was dropped; what was dropped is recorded.
 """
 NOTICE_CODE_MALFORMED_EVENT: NoticeCode.ValueType  # 3
 """An event could not be used (malformed JSON in a field); recorded as such."""
@@ -96,6 +104,12 @@ class _StopReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_StopReason
     """The store failed (disk full, I/O error, database deleted or locked beyond
     its timeout); the run fails.
     """
+    STOP_REASON_FIRST_SPEAKER_SILENT: _StopReason.ValueType  # 14
+    """The side expected to speak first (RunOptions.first_speaker, else the
+    scenario's first_speaker, else the agent) stayed silent, and so did the
+    line, for RunOptions.first_speaker_timeout_s after SessionStart. The
+    detail names the option that changes who speaks first. Not retried.
+    """
 
 class StopReason(_StopReason, metaclass=_StopReasonEnumTypeWrapper):
     """Why a session ended."""
@@ -130,6 +144,12 @@ STOP_REASON_ATTEMPT_CRASHED: StopReason.ValueType  # 12
 STOP_REASON_STORAGE_ERROR: StopReason.ValueType  # 13
 """The store failed (disk full, I/O error, database deleted or locked beyond
 its timeout); the run fails.
+"""
+STOP_REASON_FIRST_SPEAKER_SILENT: StopReason.ValueType  # 14
+"""The side expected to speak first (RunOptions.first_speaker, else the
+scenario's first_speaker, else the agent) stayed silent, and so did the
+line, for RunOptions.first_speaker_timeout_s after SessionStart. The
+detail names the option that changes who speaks first. Not retried.
 """
 Global___StopReason: _TypeAlias = StopReason  # noqa: Y015
 
@@ -247,7 +267,12 @@ class BotMessage(_message.Message):
 
     @_builtins.property
     def audio(self) -> _common_pb2.AudioChunk:
-        """The bot's own speech, in its send_format."""
+        """The bot's own speech, in its send_format. Send continuously from
+        SessionStart until SessionEnding, like a microphone: speech or digital
+        silence, one chunk per 10–40 ms of wall clock, in real time. Audio only
+        while speaking also works (an arrival gap counts as silence) but the
+        turn counter and latency metrics are calibrated for continuous audio.
+        """
 
     @_builtins.property
     def event(self) -> _common_pb2.BotEvent:
@@ -297,7 +322,18 @@ class BridgeMessage(_message.Message):
     @_builtins.property
     def audio(self) -> _common_pb2.AudioChunk:
         """The peer's audio, resampled to the bot's receive_format, one frame per
-        tick of the bridge's open-mic clock (silence when the peer is quiet).
+        tick of the bridge's open-mic clock (silence when the peer is quiet, so
+        the line never goes dead), after a jitter buffer (80 ms by default).
+        A bot that stops reading has frames queued (up to 125), then dropped
+        (NOTICE_CODE_SLOW_READER).
+
+        Turn-taking conventions (nobody on the line understands words): the
+        bridge's turn counter calls a chunk speech when its RMS is above
+        -45 dBFS, starts a turn after 60 ms of speech and ends it after 500 ms
+        below that; the reference bots hear speech above -38 dBFS and take the
+        turn after 500 ms of quiet (the Node example: -40 dBFS, 500 ms). Speak
+        well above -38 dBFS, hand over with at least 500 ms of silence, and
+        keep pauses inside a turn shorter than 500 ms.
         """
 
     @_builtins.property
@@ -311,7 +347,8 @@ class BridgeMessage(_message.Message):
     @_builtins.property
     def notice(self) -> Global___Notice:
         """Something about this stream the bot should know (a recorded gap,
-        dropped audio, ...). Informational: the session goes on.
+        dropped audio, ...). Informational: the session goes on. At most one
+        notice of each code per second.
         """
 
     @_builtins.property
@@ -358,7 +395,9 @@ class Join(_message.Message):
     FRAMES_PER_MESSAGE_FIELD_NUMBER: _builtins.int
     role: _common_pb2.Role.ValueType
     run_filter: _builtins.str
-    """Only take sessions of this run (empty: any run)."""
+    """Only take sessions of this run: the exact run id, not a prefix (empty:
+    any run).
+    """
     frame_ms: _builtins.int
     """Length of the frames this bot receives, in ms: one of 10, 16, 20, 32, 40,
     60. 0 = the run's default (RunOptions.frame_ms, 16 unless set). Any other
@@ -450,6 +489,7 @@ class SessionStart(_message.Message):
     RECEIVE_FORMAT_FIELD_NUMBER: _builtins.int
     FRAME_MS_FIELD_NUMBER: _builtins.int
     FRAMES_PER_MESSAGE_FIELD_NUMBER: _builtins.int
+    FIRST_SPEAKER_FIELD_NUMBER: _builtins.int
     role: _common_pb2.Role.ValueType
     domain: _builtins.str
     system_prompt: _builtins.str
@@ -476,6 +516,13 @@ class SessionStart(_message.Message):
     """Length of the frames this bot receives in this session, in ms."""
     frames_per_message: _builtins.int
     """Frames per audio message to this bot in this session."""
+    first_speaker: _common_pb2.Role.ValueType
+    """Who is expected to speak first: RunOptions.first_speaker if set, else the
+    scenario's `first_speaker`; ROLE_UNSPECIFIED when neither says (the
+    bridge then expects the agent, as on a phone call: the callee answers).
+    A bot whose role this is should start talking without waiting for the
+    peer; the other bot should wait for it. See STOP_REASON_FIRST_SPEAKER_SILENT.
+    """
     @_builtins.property
     def session(self) -> _common_pb2.SessionRef: ...
     @_builtins.property
@@ -498,10 +545,11 @@ class SessionStart(_message.Message):
         receive_format: _common_pb2.AudioFormat | None = ...,
         frame_ms: _builtins.int = ...,
         frames_per_message: _builtins.int = ...,
+        first_speaker: _common_pb2.Role.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["receive_format", b"receive_format", "session", b"session"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["domain", b"domain", "frame_ms", b"frame_ms", "frames_per_message", b"frames_per_message", "initial_state_json", b"initial_state_json", "initialization_actions_json", b"initialization_actions_json", "max_duration_ms", b"max_duration_ms", "receive_format", b"receive_format", "role", b"role", "session", b"session", "share_transcripts", b"share_transcripts", "side_config_json", b"side_config_json", "system_prompt", b"system_prompt", "tools_json", b"tools_json"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["domain", b"domain", "first_speaker", b"first_speaker", "frame_ms", b"frame_ms", "frames_per_message", b"frames_per_message", "initial_state_json", b"initial_state_json", "initialization_actions_json", b"initialization_actions_json", "max_duration_ms", b"max_duration_ms", "receive_format", b"receive_format", "role", b"role", "session", b"session", "share_transcripts", b"share_transcripts", "side_config_json", b"side_config_json", "system_prompt", b"system_prompt", "tools_json", b"tools_json"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -568,7 +616,12 @@ Global___Notice: _TypeAlias = Notice  # noqa: Y015
 
 @_typing.final
 class SessionEnding(_message.Message):
-    """The conversation is over; the bot should now send its FinalState."""
+    """The conversation is over; the bot should now send its FinalState (with
+    done=true on the last message, even when it has nothing to send) within
+    final_state_timeout_ms. When a bot asked to end (EndConversation), the
+    bridge first keeps the line open for a grace period (1 s by default) so
+    the last words reach the peer; keep sending audio until this arrives.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -598,8 +651,14 @@ Global___SessionEnding: _TypeAlias = SessionEnding  # noqa: Y015
 class FinalState(_message.Message):
     """A bot's final state. Both parts are optional; each is a JSON document sent
     as one or more JsonChunk messages in order, so a large state or context
-    history is never cut short by a message-size limit. The bot sets done=true
-    on its last FinalState message.
+    history is never cut short by a message-size limit (a document may be up
+    to 64 MiB; keep each chunk well under the 64 MiB message limit, e.g. 256
+    KiB). The bot sets done=true on its last FinalState message.
+
+    The recording keeps four audio channels per session: `user` and `agent`
+    are each bot's audio as it sent it (its rate, the bridge's arrival time);
+    `to_agent` and `to_user` are what the bridge delivered on its clock
+    (resampled, with the scenario's noise on to_agent): what each bot heard.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -633,7 +692,7 @@ Global___FinalState: _TypeAlias = FinalState  # noqa: Y015
 
 @_typing.final
 class SessionEnded(_message.Message):
-    """The session is recorded; the bridge closes the stream after this."""
+    """The session is recorded. Half-close the stream; the bridge closes it after this."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -715,31 +774,68 @@ Global___ScenarioSource: _TypeAlias = ScenarioSource  # noqa: Y015
 
 @_typing.final
 class ConnectorConfig(_message.Message):
-    """How a run reaches a bot that is not a gRPC client (a connector dials it)."""
+    """How a run reaches a bot that is not a gRPC client (a connector dials it).
+
+    Capacity, pools and retries are the same for every kind: each endpoint (url,
+    then each of pool_urls) holds at most `capacity` sessions at once; a session
+    beyond that waits for a free endpoint (it never fails for lack of one). A
+    refused or dropped connection is retried with backoff (0.2 s doubling to
+    5 s, trying the pool's other free endpoints) for connect_timeout_s; then the
+    attempt is recorded with STOP_REASON_CONNECTOR_FAILED.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     KIND_FIELD_NUMBER: _builtins.int
     URL_FIELD_NUMBER: _builtins.int
     OPTIONS_JSON_FIELD_NUMBER: _builtins.int
+    POOL_URLS_FIELD_NUMBER: _builtins.int
+    CAPACITY_FIELD_NUMBER: _builtins.int
+    CONNECT_TIMEOUT_S_FIELD_NUMBER: _builtins.int
     kind: _builtins.str
-    """"pipecat" (WebSocket with pipecat's protobuf frame serializer)."""
+    """"pipecat" (WebSocket with pipecat's protobuf frame serializer) or
+    "twilio" (a WebSocket server speaking Twilio Media Streams).
+    """
     url: _builtins.str
-    """The bot's URL, e.g. ws://127.0.0.1:8765."""
+    """The bot's URL, e.g. ws://127.0.0.1:8765 (pipecat) or
+    twilio+ws://127.0.0.1:8766/ws (twilio; the prefix is optional there).
+    """
     options_json: _builtins.str
     """Connector options as a JSON object (prompt message shape, rates, ...)."""
+    capacity: _builtins.int
+    """Sessions one endpoint holds at once (default 1: pipecat's WebSocket
+    server transports serve a single client).
+    """
+    connect_timeout_s: _builtins.float
+    """Seconds a refused or dropped connection is retried before the attempt
+    fails with STOP_REASON_CONNECTOR_FAILED (default 30).
+    """
+    @_builtins.property
+    def pool_urls(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """More endpoints serving the same bot: the run uses them as one pool."""
+
     def __init__(
         self,
         *,
         kind: _builtins.str = ...,
         url: _builtins.str = ...,
         options_json: _builtins.str = ...,
+        pool_urls: _abc.Iterable[_builtins.str] | None = ...,
+        capacity: _builtins.int | None = ...,
+        connect_timeout_s: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_capacity", b"_capacity", "_connect_timeout_s", b"_connect_timeout_s", "capacity", b"capacity", "connect_timeout_s", b"connect_timeout_s"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "options_json", b"options_json", "url", b"url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_capacity", b"_capacity", "_connect_timeout_s", b"_connect_timeout_s", "capacity", b"capacity", "connect_timeout_s", b"connect_timeout_s", "kind", b"kind", "options_json", b"options_json", "pool_urls", b"pool_urls", "url", b"url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__capacity: _TypeAlias = _typing.Literal["capacity"]  # noqa: Y015
+    _WhichOneofArgType__capacity: _TypeAlias = _typing.Literal["_capacity", b"_capacity"]  # noqa: Y015
+    _WhichOneofReturnType__connect_timeout_s: _TypeAlias = _typing.Literal["connect_timeout_s"]  # noqa: Y015
+    _WhichOneofArgType__connect_timeout_s: _TypeAlias = _typing.Literal["_connect_timeout_s", b"_connect_timeout_s"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__capacity) -> _WhichOneofReturnType__capacity | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__connect_timeout_s) -> _WhichOneofReturnType__connect_timeout_s | None: ...
 
 Global___ConnectorConfig: _TypeAlias = ConnectorConfig  # noqa: Y015
 
@@ -768,6 +864,8 @@ class RunOptions(_message.Message):
     AGENT_CONNECTOR_FIELD_NUMBER: _builtins.int
     RESAMPLE_QUALITY_FIELD_NUMBER: _builtins.int
     PAIRING_TIMEOUT_S_FIELD_NUMBER: _builtins.int
+    FIRST_SPEAKER_FIELD_NUMBER: _builtins.int
+    FIRST_SPEAKER_TIMEOUT_S_FIELD_NUMBER: _builtins.int
     concurrency: _builtins.int
     """Sessions at once (default 4)."""
     max_duration_s: _builtins.float
@@ -799,6 +897,16 @@ class RunOptions(_message.Message):
     """Resampler quality: "HQ" (default) or "MQ" (soxr names)."""
     pairing_timeout_s: _builtins.float
     """Seconds a session waits for both bots before its attempt fails (default 60)."""
+    first_speaker: _common_pb2.Role.ValueType
+    """Who speaks first in every session, overriding each scenario's
+    `first_speaker` (ROLE_UNSPECIFIED: the scenario decides; its default is
+    the agent). Sent to both bots as SessionStart.first_speaker.
+    """
+    first_speaker_timeout_s: _builtins.float
+    """Seconds the expected first speaker may stay silent (while the line is
+    silent too) before the session ends with STOP_REASON_FIRST_SPEAKER_SILENT
+    (default 10).
+    """
     @_builtins.property
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -831,10 +939,12 @@ class RunOptions(_message.Message):
         agent_connector: Global___ConnectorConfig | None = ...,
         resample_quality: _builtins.str | None = ...,
         pairing_timeout_s: _builtins.float | None = ...,
+        first_speaker: _common_pb2.Role.ValueType = ...,
+        first_speaker_timeout_s: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "user_connector", b"user_connector"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "user_connector", b"user_connector"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "end_policy", b"end_policy", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tags", b"tags", "user_connector", b"user_connector"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "end_policy", b"end_policy", "first_speaker", b"first_speaker", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tags", b"tags", "user_connector", b"user_connector"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__auto_resume_on_insufficient_turns: _TypeAlias = _typing.Literal["auto_resume_on_insufficient_turns"]  # noqa: Y015
     _WhichOneofArgType__auto_resume_on_insufficient_turns: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns"]  # noqa: Y015
@@ -844,6 +954,8 @@ class RunOptions(_message.Message):
     _WhichOneofArgType__auto_retry_backoff_s: _TypeAlias = _typing.Literal["_auto_retry_backoff_s", b"_auto_retry_backoff_s"]  # noqa: Y015
     _WhichOneofReturnType__concurrency: _TypeAlias = _typing.Literal["concurrency"]  # noqa: Y015
     _WhichOneofArgType__concurrency: _TypeAlias = _typing.Literal["_concurrency", b"_concurrency"]  # noqa: Y015
+    _WhichOneofReturnType__first_speaker_timeout_s: _TypeAlias = _typing.Literal["first_speaker_timeout_s"]  # noqa: Y015
+    _WhichOneofArgType__first_speaker_timeout_s: _TypeAlias = _typing.Literal["_first_speaker_timeout_s", b"_first_speaker_timeout_s"]  # noqa: Y015
     _WhichOneofReturnType__frame_ms: _TypeAlias = _typing.Literal["frame_ms"]  # noqa: Y015
     _WhichOneofArgType__frame_ms: _TypeAlias = _typing.Literal["_frame_ms", b"_frame_ms"]  # noqa: Y015
     _WhichOneofReturnType__inactivity_timeout_s: _TypeAlias = _typing.Literal["inactivity_timeout_s"]  # noqa: Y015
@@ -874,6 +986,8 @@ class RunOptions(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__auto_retry_backoff_s) -> _WhichOneofReturnType__auto_retry_backoff_s | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__concurrency) -> _WhichOneofReturnType__concurrency | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__first_speaker_timeout_s) -> _WhichOneofReturnType__first_speaker_timeout_s | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__frame_ms) -> _WhichOneofReturnType__frame_ms | None: ...
     @_typing.overload

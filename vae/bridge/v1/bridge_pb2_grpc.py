@@ -81,7 +81,8 @@ class BridgeServiceServicer:
         both   -> AudioChunk / BotEvent ...   (audio on the bridge's open-mic clock)
         bridge -> SessionEnding               (end of conversation, any cause)
         bot    -> FinalState ...              (one or more, the last with done=true)
-        bridge -> SessionEnded                (then the bridge closes the stream)
+        bridge -> SessionEnded                (the recording is complete)
+        bot    -> half-close                  (then the bridge closes the stream)
         A stream that waits too long for a session gets WaitTimeout and is closed.
 
         The state machine (enforced; a transition happens when the bridge queues
@@ -112,6 +113,13 @@ class BridgeServiceServicer:
         cut). Fields declared as JSON objects (ToolCall.arguments_json, the final
         state) must be objects: otherwise the event or document is recorded as
         malformed (with a Notice for events) and not used.
+
+        After SessionEnded or WaitTimeout a bot sends nothing more and half-closes
+        its side; the bridge closes its side right after (a bot that never
+        half-closes is cut off about 2 s later). A new session needs a new stream.
+
+        Everything else odd (a sequence gap, an unknown event) only earns a Notice
+        (see NoticeCode) and the session goes on.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

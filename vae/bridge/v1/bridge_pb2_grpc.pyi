@@ -6,7 +6,15 @@ started and watched through it, and every exchange is recorded.
 
 A bot (in any language) is a gRPC client of BridgeService.Converse. One
 Converse stream is one bot taking part in one session; a bot that can hold
-N conversations at once opens N streams.
+N conversations at once opens N streams. docs/contract.md ("Writing a bot")
+explains every rule below; status codes and limits are in docs/errors.md.
+
+Connecting: a bridge started with --tls-cert serves TLS only (a plaintext
+client, or one trusting the wrong CA, gets UNAVAILABLE: the handshake
+failed; do not retry it forever). A bridge started with --token T refuses
+every RPC without the call metadata `authorization: Bearer T` with
+UNAUTHENTICATED (never retry it); the token guards every RPC of the server,
+grpc.health.v1.Health and server reflection included.
 """
 
 from collections import abc as _abc
@@ -49,7 +57,8 @@ class BridgeServiceStub:
       both   -> AudioChunk / BotEvent ...   (audio on the bridge's open-mic clock)
       bridge -> SessionEnding               (end of conversation, any cause)
       bot    -> FinalState ...              (one or more, the last with done=true)
-      bridge -> SessionEnded                (then the bridge closes the stream)
+      bridge -> SessionEnded                (the recording is complete)
+      bot    -> half-close                  (then the bridge closes the stream)
     A stream that waits too long for a session gets WaitTimeout and is closed.
 
     The state machine (enforced; a transition happens when the bridge queues
@@ -80,6 +89,13 @@ class BridgeServiceStub:
     cut). Fields declared as JSON objects (ToolCall.arguments_json, the final
     state) must be objects: otherwise the event or document is recorded as
     malformed (with a Notice for events) and not used.
+
+    After SessionEnded or WaitTimeout a bot sends nothing more and half-closes
+    its side; the bridge closes its side right after (a bot that never
+    half-closes is cut off about 2 s later). A new session needs a new stream.
+
+    Everything else odd (a sequence gap, an unknown event) only earns a Notice
+    (see NoticeCode) and the session goes on.
     """
     StartRun: _grpc.UnaryUnaryMultiCallable[_bridge_pb2.StartRunRequest, _bridge_pb2.StartRunResponse]
     """Start a run: validate the scenario sources (all of them, before anything
@@ -108,7 +124,8 @@ class BridgeServiceAsyncStub(BridgeServiceStub):
       both   -> AudioChunk / BotEvent ...   (audio on the bridge's open-mic clock)
       bridge -> SessionEnding               (end of conversation, any cause)
       bot    -> FinalState ...              (one or more, the last with done=true)
-      bridge -> SessionEnded                (then the bridge closes the stream)
+      bridge -> SessionEnded                (the recording is complete)
+      bot    -> half-close                  (then the bridge closes the stream)
     A stream that waits too long for a session gets WaitTimeout and is closed.
 
     The state machine (enforced; a transition happens when the bridge queues
@@ -139,6 +156,13 @@ class BridgeServiceAsyncStub(BridgeServiceStub):
     cut). Fields declared as JSON objects (ToolCall.arguments_json, the final
     state) must be objects: otherwise the event or document is recorded as
     malformed (with a Notice for events) and not used.
+
+    After SessionEnded or WaitTimeout a bot sends nothing more and half-closes
+    its side; the bridge closes its side right after (a bot that never
+    half-closes is cut off about 2 s later). A new session needs a new stream.
+
+    Everything else odd (a sequence gap, an unknown event) only earns a Notice
+    (see NoticeCode) and the session goes on.
     """
     StartRun: _aio.UnaryUnaryMultiCallable[_bridge_pb2.StartRunRequest, _bridge_pb2.StartRunResponse]  # type: ignore[assignment]
     """Start a run: validate the scenario sources (all of them, before anything
@@ -170,7 +194,8 @@ class BridgeServiceServicer(metaclass=_abc_1.ABCMeta):
           both   -> AudioChunk / BotEvent ...   (audio on the bridge's open-mic clock)
           bridge -> SessionEnding               (end of conversation, any cause)
           bot    -> FinalState ...              (one or more, the last with done=true)
-          bridge -> SessionEnded                (then the bridge closes the stream)
+          bridge -> SessionEnded                (the recording is complete)
+          bot    -> half-close                  (then the bridge closes the stream)
         A stream that waits too long for a session gets WaitTimeout and is closed.
 
         The state machine (enforced; a transition happens when the bridge queues
@@ -201,6 +226,13 @@ class BridgeServiceServicer(metaclass=_abc_1.ABCMeta):
         cut). Fields declared as JSON objects (ToolCall.arguments_json, the final
         state) must be objects: otherwise the event or document is recorded as
         malformed (with a Notice for events) and not used.
+
+        After SessionEnded or WaitTimeout a bot sends nothing more and half-closes
+        its side; the bridge closes its side right after (a bot that never
+        half-closes is cut off about 2 s later). A new session needs a new stream.
+
+        Everything else odd (a sequence gap, an unknown event) only earns a Notice
+        (see NoticeCode) and the session goes on.
         """
 
     @_abc_1.abstractmethod

@@ -189,7 +189,10 @@ class AudioChunk(_message.Message):
     """One chunk of audio, sent by a bot (its own speech) or by the bridge (the
     peer's audio, resampled to the receiving bot's format).
 
-    A chunk should hold 10–40 ms of audio and must stay under 25 KB of PCM.
+    A chunk should hold 10–40 ms of audio and its pcm must be at most 25,000
+    bytes (bytes, not KiB; a larger chunk ends the session with BOT_ERROR).
+    Send in real time: the bridge buffers at most 2 s per direction and drops
+    (and records) audio beyond that.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -493,7 +496,8 @@ Global___Metric: _TypeAlias = Metric  # noqa: Y015
 @_typing.final
 class EndConversation(_message.Message):
     """A bot asks to end the conversation. The bridge then sends SessionEnding to
-    both bots after a short grace period so the last words are delivered.
+    both bots after a grace period (1 s by default) so the last words are
+    delivered; keep sending audio (and reading) until SessionEnding arrives.
     """
 
     DESCRIPTOR: _descriptor.Descriptor

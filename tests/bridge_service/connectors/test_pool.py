@@ -1,0 +1,103 @@
+"""Connector pools through a real bridge: capacity queues sessions, a pool runs
+them side by side, refusals are retried for a bounded time, then recorded."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from typing import Any
+
+import pytest
+
+from bridge_service.connectors.base import ConnectorConfig, ConnectorOptionsError
+from bridge_service.connectors.pool import ConnectorPools
+from bridge_service.server import BridgeServer
+from recordings.models import Side
+from recordings.reader import RecordingReader
+from tests.bridge_service.conftest import scenario, start_run, watch
+from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+
+
+def fake(url: str, **options: Any) -> bridge_pb2.ConnectorConfig:
+    return bridge_pb2.ConnectorConfig(kind="fake", url=url, options_json=json.dumps(options))
+
+
+USER = fake("fake://user", speak_s=0.3, end=True)
+
+
+def _spans(bridge: BridgeServer, run_id: str) -> list[tuple[int, int, str]]:
+    with RecordingReader(bridge.db_path) as r:
+        return sorted(
+            (s.started_ns, s.ended_ns or 0, s.agent_bot["labels"]["endpoint"])
+            for s in r.sessions(run_id)
+        )
+
+
+async def test_sessions_beyond_capacity_wait_for_the_endpoint(
+    bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
+) -> None:
+    agent = fake("fake://one", speak_s=0.2)
+    agent.capacity = 1
+    user = fake("fake://user", speak_s=0.3, end=True)
+    user.capacity = 3
+    docs = [scenario(f"s{i}") for i in range(3)]
+    run_id = await start_run(stub, docs, concurrency=4, user_connector=user, agent_connector=agent)
+    events = await watch(stub, run_id)
+    assert events[-1].status == bridge_pb2.RUN_STATUS_COMPLETED
+    spans = _spans(bridge, run_id)
+    assert len(spans) == 3
+    for (_, end, _), (start, _, _) in itertools.pairwise(spans):
+        assert start >= end  # one at a time: the next waited for the endpoint
+    with RecordingReader(bridge.db_path) as r:
+        assert {s.stop_reason for s in r.sessions(run_id)} == {"user_hang_up"}
+
+
+async def test_a_pool_of_two_runs_two_sessions_at_once(
+    bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
+) -> None:
+    agent = fake("fake://a", speak_s=1.0)
+    agent.pool_urls.append("fake://b")
+    user = fake("fake://user2", speak_s=1.0, end=True)
+    user.capacity = 2
+    docs = [scenario("p1"), scenario("p2")]
+    run_id = await start_run(stub, docs, concurrency=4, user_connector=user, agent_connector=agent)
+    await watch(stub, run_id)
+    (_s1, e1, u1), (s2, _e2, u2) = _spans(bridge, run_id)
+    assert {u1, u2} == {"fake://a", "fake://b"}
+    assert s2 < e1  # they overlapped
+
+
+async def test_refusals_are_retried_then_the_session_runs(
+    bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
+) -> None:
+    agent = fake("fake://starting", speak_s=0.2, fail_dials=2)
+    run_id = await start_run(stub, [scenario()], user_connector=USER, agent_connector=agent)
+    events = await watch(stub, run_id)
+    assert events[-1].status == bridge_pb2.RUN_STATUS_COMPLETED
+
+
+async def test_an_endpoint_that_keeps_refusing_fails_in_bounded_time(
+    bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
+) -> None:
+    agent = fake("fake://down", fail_dial=True)
+    agent.connect_timeout_s = 1.0
+    t0 = time.monotonic()
+    run_id = await start_run(
+        stub, [scenario()], max_auto_retries=0, user_connector=USER, agent_connector=agent
+    )
+    events = await watch(stub, run_id)
+    assert time.monotonic() - t0 < 10
+    assert events[-1].status == bridge_pb2.RUN_STATUS_FAILED
+    with RecordingReader(bridge.db_path) as r:
+        (s,) = r.sessions(run_id)
+    assert s.stop_reason == "connector_failed"
+    assert "fake://down" in s.stop_detail and "1 s of retries" in s.stop_detail
+
+
+async def test_wrong_options_fail_at_once_and_free_the_slot() -> None:
+    pools = ConnectorPools()
+    config = ConnectorConfig("pipecat", "ws://127.0.0.1:9", {"bogus": 1})
+    with pytest.raises(ConnectorOptionsError, match="bogus"):
+        await pools.dial(config, Side.AGENT)
+    assert pools.load("ws://127.0.0.1:9") == 0

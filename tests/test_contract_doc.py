@@ -1,0 +1,65 @@
+"""docs/contract.md says what the code does, and each rule is in the .proto comments too.
+
+The guide is the only thing a stranger reads beside the protos, so its
+numbers are checked against the defaults they describe, and the rules a bot
+must follow are checked to appear in the proto comments as well.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bots.listening import ListenSettings
+from bridge_service.config import BridgeSettings, RunSettings
+from bridge_service.connectors.base import ConnectorConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = (ROOT / "docs" / "contract.md").read_text()
+PROTOS = "\n".join(p.read_text() for p in (ROOT / "protos").rglob("*.proto"))
+
+#: Each rule as the guide words it and as the protos word it.
+RULES = [
+    ("authorization: Bearer T", "`authorization: Bearer T`"),
+    ("grpc.health.v1.Health", "grpc.health.v1.Health"),
+    ("**exact** run id", "the exact run id, not a prefix"),
+    ("**at most 25,000 bytes**", "must be at most 25,000"),
+    ("**Send continuous audio**", "Send continuously from"),
+    ("**silence when the peer is quiet**", "silence when the peer is quiet"),
+    ("−45 dBFS", "-45 dBFS"),
+    ("−38 dBFS", "-38 dBFS"),
+    ("500 ms of quiet", "500 ms of quiet"),
+    ("1 s by default", "1 s by default"),
+    ("half-close", "half-close"),
+    ("64 MiB", "64 MiB"),
+    ("`first_speaker` (140)", "first_speaker = 140"),
+    ("FIRST_SPEAKER_SILENT", "STOP_REASON_FIRST_SPEAKER_SILENT"),
+    ("CONNECTOR_FAILED", "STOP_REASON_CONNECTOR_FAILED"),
+    (
+        "`to_agent` and `to_user` hold what the bridge **delivered**",
+        "`to_agent` and `to_user` are what the bridge delivered",
+    ),
+    ("`NOTICE_CODE_SLOW_READER`", "NOTICE_CODE_SLOW_READER"),
+    ("2 s of audio per direction", "2 s per direction"),
+    ("errors.md", "docs/errors.md"),
+]
+
+
+def test_every_rule_is_in_the_guide_and_in_the_protos() -> None:
+    for in_doc, in_protos in RULES:
+        assert in_doc in DOC, in_doc
+        assert in_protos in PROTOS, in_protos
+
+
+def test_the_guide_states_the_real_defaults() -> None:
+    b, r, listen = BridgeSettings(), RunSettings(), ListenSettings()
+    assert b.max_chunk_bytes == 25_000
+    assert b.max_buffer_ms == 2000 and b.max_outgoing_frames == 125
+    assert (b.speech_threshold_dbfs, b.speech_min_s, b.speech_hangover_s) == (-45.0, 0.06, 0.5)
+    assert (listen.threshold_dbfs, listen.min_speech_ms, listen.end_silence_ms) == (-38, 60, 500)
+    assert (b.end_grace_s, b.final_state_timeout_s, b.wait_timeout_s) == (1.0, 10.0, 300.0)
+    assert b.max_final_state_bytes == 64 * 1024 * 1024
+    assert (r.frame_ms, r.jitter_buffer_ms, r.inactivity_timeout_s) == (16, 80, 120.0)
+    assert (r.pairing_timeout_s, r.first_speaker_timeout_s) == (60.0, 10.0)
+    assert ConnectorConfig("pipecat").connect_timeout_s == 30.0
+    for text in ("300 s", "60 s", "10 s", "120 s", "80 ms", "16 ms", "125", "30 s"):
+        assert text in DOC, text
