@@ -465,14 +465,23 @@ async def row_import_symlinks(tmp_path: Path, _bridge: BridgeServer) -> None:
     (pizza / "final_agent_response.json").unlink(missing_ok=True)
     (pizza / "final_agent_response.json").symlink_to("/dev/zero")  # leaves the directory
     os.mkfifo(pizza / "bridge_log.txt")  # a special file: reading it would hang
+    outside = tmp_path / "elsewhere" / "stolen"
+    outside.mkdir(parents=True)
+    (outside / "metrics.json").write_text("{}")
+    (root / "stolen").symlink_to(outside)  # a scenario directory outside the run
+    (pizza / "bot_logs_user").rename(tmp_path / "elsewhere" / "logs")
+    (pizza / "bot_logs_user").symlink_to(tmp_path / "elsewhere" / "logs")  # a parent dir
     out, data = await asyncio.wait_for(import_and_rescore(tmp_path, root), 60)
     for expected in (
         f"{fx.PIZZA}/metrics.json: symlink loop; not followed",
         f"{fx.PIZZA}/bot_logs_agent/llm_context.json: dangling symlink; not followed",
         f"{fx.PIZZA}/final_agent_response.json: symlink leaves the run directory; not followed",
         f"{fx.PIZZA}/bridge_log.txt: not a regular file (special file); not read",
+        f"{fx.PIZZA}/bot_logs_user/llm_context.json: symlink leaves the run directory",
+        "stolen: a symlinked directory; not followed",
     ):
         assert expected in out
+    assert "stolen" not in {s["scenario_name"] for s in data["sessions"]}
     # Without its metrics the attempt cannot be known to have finished.
     assert success_of(data)[fx.PIZZA] == ("unscored", "unfinished: attempt_crashed")
 
