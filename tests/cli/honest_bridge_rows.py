@@ -154,6 +154,7 @@ async def row_missing_peer(tmp_path: Path, bridge: BridgeServer) -> None:
     user = TestBot(bridge.address, common_pb2.ROLE_USER, linger, run_filter=run_id)
     task = asyncio.create_task(user.run())
     try:
+        await until(lambda: bridge.pool.waiting() == 1)  # the user is there; no agent comes
         code, out, _ = await cli(
             "run", str(path), "--bridge", bridge.address, "--run-id", run_id,
             "--pairing-timeout", "0.5", "--max-retries", "0",
