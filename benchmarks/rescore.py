@@ -141,7 +141,7 @@ async def main() -> None:
         print(f"baseline (read both channels):  {base:7.2f}s  {audio_s / base:8.0f}x real time")
 
         t = time.perf_counter()
-        result = await rescore(path, run_id, ScoringConfig())
+        result = await rescore(path, run_id, ScoringConfig(no_judge=True))
         wall = time.perf_counter() - t
         print(
             f"rescore without judge:          {wall:7.2f}s  {audio_s / wall:8.0f}x real time"

@@ -104,6 +104,7 @@ class RunExecutor:
             run.status = status
             run.finished_ns = time.time_ns()
             error_text = message if status is not RunStatus.COMPLETED else ""
+            run.error = error_text
             await self.writer.update_run_status(
                 run.run_id, str(status), run.finished_ns, error_text
             )

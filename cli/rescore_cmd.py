@@ -186,6 +186,14 @@ def rescore_command(**kw: Any) -> None:
     """Score a recorded run again into a new scoring; recordings are never changed.
 
     Prints a summary in the spirit of all_summary.txt (or JSON with --json).
+    Scenarios that need a judge (NL assertions, NL_ASSERTION/JUDGE_PASSED
+    gating) are refused without one unless --no-judge; exits 1 when a gating
+    signal is unscored unless --allow-unscored (see docs/scoring.md).
+
+    \b
+    Examples:
+      vae rescore --run 2024-06-01 --judge-base-url http://127.0.0.1:8000/v1 --judge-model m
+      vae rescore --run 2024-06-01 --no-judge --allow-unscored
     """
     setup_logging(kw["log_level"])
     prompt = kw["judge_prompt"].read_text(encoding="utf-8") if kw["judge_prompt"] else ""

@@ -140,13 +140,18 @@ def _survey(path: Path) -> _Source:
     root = path.resolve()
     RUN_ROOT.set(root)
     found = scan(root)
+    src_links: list[str] = []
     if not found:
         raise ImportSourceError(
             f"{root}: no scenario directories (expected <scenario>/metrics.json,"
             " conversation_log.* or scenario_config/ below it)"
         )
+    for child in sorted(root.iterdir()):
+        if child.is_symlink() and child.is_dir():
+            src_links.append(f"{child.name}: a symlinked directory; not followed")
     run_args, problem = read_json(root / "run_args.json")
     src = _Source(root, found, run_args, (root / "all_metrics.json").is_file())
+    src.problems.extend(src_links)
     if problem:
         src.problems.append(problem)
     if not src.complete:

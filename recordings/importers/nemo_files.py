@@ -56,16 +56,17 @@ def usable(path: Path) -> tuple[bool, Problem]:
         return False, ""
     except OSError as exc:
         return False, f"{_label(path)}: cannot be examined ({exc.strerror or exc})"
+    try:
+        # Resolves every component: a symlinked parent directory is checked too.
+        target = path.resolve(strict=True)
+    except FileNotFoundError:
+        return False, f"{_label(path)}: dangling symlink; not followed"
+    except (RuntimeError, OSError):
+        return False, f"{_label(path)}: symlink loop; not followed"
+    root = RUN_ROOT.get()
+    if root is not None and not target.is_relative_to(root):
+        return False, f"{_label(path)}: symlink leaves the run directory; not followed"
     if stat.S_ISLNK(st.st_mode):
-        try:
-            target = path.resolve(strict=True)
-        except FileNotFoundError:
-            return False, f"{_label(path)}: dangling symlink; not followed"
-        except (RuntimeError, OSError):
-            return False, f"{_label(path)}: symlink loop; not followed"
-        root = RUN_ROOT.get()
-        if root is not None and not target.is_relative_to(root):
-            return False, f"{_label(path)}: symlink leaves the run directory; not followed"
         try:
             st = target.stat()
         except OSError as exc:

@@ -59,8 +59,8 @@ def scan(results_dir: Path) -> list[ScenarioDirs]:
     """The scenarios under ``results_dir``, each with its attempts in order."""
     found: dict[str, ScenarioDirs] = {}
     for child in sorted(results_dir.iterdir()):
-        if not is_scenario_dir(child):
-            continue
+        if child.is_symlink() or not is_scenario_dir(child):
+            continue  # a symlinked directory is never followed (listed by the importer)
         m = _KILLED.match(child.name)
         if m:
             name = m["name"]

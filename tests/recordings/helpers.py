@@ -68,6 +68,7 @@ async def add_session(
     user_turns: int = 2,
     agent_turns: int = 2,
     final_state: bool = True,
+    stop_reason: str = "end_tool",
 ) -> str:
     sid = session_id or f"{run_id}/{scenario}/{attempt}"
     await writer.start_session(
@@ -84,8 +85,8 @@ async def add_session(
         await writer.end_session(
             sid,
             ended_ns=T0 + 10**9,
-            stop_reason="end_tool",
-            clean_exit=True,
+            stop_reason=stop_reason,
+            clean_exit=stop_reason == "end_tool",
             user_turns=user_turns,
             agent_turns=agent_turns,
         )

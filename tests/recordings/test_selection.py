@@ -46,7 +46,7 @@ def test_new_run_id_is_readable_and_unique() -> None:
 
 async def test_resume_classification_cases(db_path: Path) -> None:
     run = "2024-06-01T10-22-33"
-    names = ["done", "short", "running", "silent", "nostate", "fresh", "retried"]
+    names = ["done", "short", "running", "silent", "nostate", "fresh", "retried", "cut", "alone"]
     async with open_writer(db_path) as w:
         await add_run(w, run, names)
         await add_session(w, run, "done", agent_turns=3)
@@ -57,6 +57,9 @@ async def test_resume_classification_cases(db_path: Path) -> None:
         old = await add_session(w, run, "retried", attempt=1, ended=False)
         await w.mark_superseded(old, "resumed")
         await add_session(w, run, "retried", attempt=2, agent_turns=4)
+        # Unfinished stop reasons run again even with turns and a final state.
+        await add_session(w, run, "cut", agent_turns=5, stop_reason="cancelled")
+        await add_session(w, run, "alone", stop_reason="peer_never_joined")
     with RecordingReader(db_path) as r:
         assert select_run(r, "2024-06") == run
         got = {d.scenario_name: d for d in classify_resume(r, run, min_agent_turns=2)}
@@ -69,6 +72,9 @@ async def test_resume_classification_cases(db_path: Path) -> None:
     )
     assert got["nostate"].state is ResumeState.IN_FLIGHT and "final state" in got["nostate"].reason
     assert got["fresh"].state is ResumeState.FRESH and got["fresh"].session_id is None
+    for name, reason in (("cut", "cancelled"), ("alone", "peer_never_joined")):
+        assert got[name].state is ResumeState.IN_FLIGHT
+        assert f"ended {reason}" in got[name].reason and "unfinished" in got[name].reason
     assert got["retried"].state is ResumeState.COMPLETED and "attempt 2" in got["retried"].reason
     with RecordingReader(db_path) as r:
         # without a floor, a short run is complete
