@@ -139,6 +139,10 @@ class BotStream:
                 msg = await _read(call)
                 if msg is None or msg.HasField("wait_timeout"):
                     return None
+                if msg.HasField("joined"):
+                    log.info(
+                        "%s bot joined the bridge (stream %s)", self.role, msg.joined.stream_id
+                    )
                 if msg.HasField("session_start"):
                     return await self._play(call, session_info(msg.session_start))
         finally:

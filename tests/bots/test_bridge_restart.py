@@ -152,10 +152,27 @@ async def test_bots_rejoin_a_restarted_bridge_and_the_resume_completes(tmp_path:
             await asyncio.wait_for(bridge.wait(), 30)
 
 
-async def test_a_bridge_that_never_returns_ends_the_bot_with_a_message() -> None:
-    address = free_address()  # nothing listens there
-    bot = await spawn("bot", "user", "--bridge", address, VAE_BOT_GIVE_UP_S="2")
+async def test_a_bridge_that_never_returns_ends_the_bot_with_a_message(tmp_path: Path) -> None:
+    address = free_address()
+    bridge = await start_bridge(tmp_path / "vae.db", address)
+    bot = await spawn("bot", "user", "--bridge", address, "--log-level", "info",
+                      VAE_BOT_GIVE_UP_S="2")  # fmt: skip
+    assert bot.stderr is not None
+    # The bot passed its preflight and is waiting for a session: then the bridge dies for good.
+    while b"joined" not in (line := await asyncio.wait_for(bot.stderr.readline(), 30)):
+        assert line, "the bot exited before joining"
+    bridge.kill()
+    await bridge.wait()
     _out, err = await asyncio.wait_for(bot.communicate(), 60)
     assert bot.returncode == 1
     assert b"unreachable" in err and b"giving up" in err, err.decode()[-2000:]
+    assert b"Traceback" not in err
+
+
+async def test_a_bridge_that_is_never_there_ends_the_bot_after_its_preflight() -> None:
+    address = free_address()  # nothing listens there
+    bot = await spawn("bot", "user", "--bridge", address)
+    _out, err = await asyncio.wait_for(bot.communicate(), 60)
+    assert bot.returncode == 1
+    assert b"cannot use the bridge" in err and b"is the bridge running" in err, err.decode()
     assert b"Traceback" not in err
