@@ -206,14 +206,15 @@ def _dumps(value: Any) -> str:
 
 def bridge_message(out: BridgeOutput) -> bridge_pb2.BridgeMessage:
     if isinstance(out, PeerAudio):
-        return bridge_pb2.BridgeMessage(
-            audio=common_pb2.AudioChunk(
-                sequence=out.sequence,
-                sample_offset=out.sample_offset,
-                pcm=out.pcm,
-                sent_unix_nanos=out.sent_ns,
-            )
-        )
+        # Every frame to every bot comes through here: setting the fields of the
+        # nested message in place costs half of building it from keyword arguments.
+        message = bridge_pb2.BridgeMessage()
+        audio = message.audio
+        audio.sequence = out.sequence
+        audio.sample_offset = out.sample_offset
+        audio.pcm = out.pcm
+        audio.sent_unix_nanos = out.sent_ns
+        return message
     if isinstance(out, SessionStartInfo):
         return bridge_pb2.BridgeMessage(
             session_start=bridge_pb2.SessionStart(

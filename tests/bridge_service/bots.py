@@ -228,3 +228,10 @@ class TestBot:
 def tone(seconds: float, rate: int, freq: float = 440.0, amp: float = 0.3) -> np.ndarray:
     t = np.arange(int(seconds * rate)) / rate
     return (np.sin(2 * np.pi * freq * t) * amp * 32767).astype(np.int16)
+
+
+def never_zero(seconds: float, rate: int = 16000, seed: int = 1) -> np.ndarray:
+    """Audible PCM with no zero sample: zeros in what a bot hears are the bridge's silence."""
+    n = int(seconds * rate)
+    values = (np.arange(n, dtype=np.int64) * 7919 + seed * 104729) % 20000 + 500
+    return values.astype(np.int16)
