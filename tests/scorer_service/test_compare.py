@@ -54,12 +54,9 @@ def test_the_json_document_has_the_agreed_shape(tmp_path: Path) -> None:
 
 def test_missing_scenarios_are_only_a_or_only_b_never_flips(tmp_path: Path) -> None:
     db = tmp_path / "vae.db"
-    write_run_sync(db, [scenario("x"), scenario("y")],
-                   [SessionSpec("x", turns=conversation(1)), SessionSpec("y", turns=conversation(1))],
-                   run_id="r1")  # fmt: skip
-    write_run_sync(db, [scenario("x"), scenario("z")],
-                   [SessionSpec("x", turns=conversation(1)), SessionSpec("z", turns=conversation(1))],
-                   run_id="r2")  # fmt: skip
+    for run_id, names in (("r1", "xy"), ("r2", "xz")):
+        specs = [SessionSpec(n, turns=conversation(1)) for n in names]
+        write_run_sync(db, [scenario(n) for n in names], specs, run_id=run_id)
     score(db, "r1")
     score(db, "r2")
     changes = {s.scenario: (s.change, s.a and s.a.verdict, s.b and s.b.verdict)
