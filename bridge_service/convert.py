@@ -227,6 +227,8 @@ def bridge_message(out: BridgeOutput) -> bridge_pb2.BridgeMessage:
                 max_duration_ms=out.max_duration_ms,
                 share_transcripts=out.share_transcripts,
                 receive_format=_fmt(out.receive_rate),
+                seed=out.seed,
+                trial=out.trial,
             )
         )
     if isinstance(out, PeerEvent):

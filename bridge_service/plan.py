@@ -12,8 +12,10 @@ from dataclasses import dataclass
 
 from bridge_service.config import BridgeSettings, RunSettings
 from bridge_service.connectors.base import SessionStartInfo
+from bridge_service.noise import noise_seed
 from recordings.models import Side
 from recordings.scenario import Scenario, render_prompt
+from recordings.trials import split_trial
 
 
 @dataclass(frozen=True)
@@ -57,4 +59,6 @@ def start_info(plan: SessionPlan, side: Side, receive_rate: int) -> SessionStart
         max_duration_ms=int(plan.max_duration_s * 1000),
         share_transcripts=plan.settings.share_transcripts,
         receive_rate=receive_rate,
+        seed=noise_seed(plan.settings.seed, sc.name),
+        trial=split_trial(sc.name)[1] or 0,
     )

@@ -228,6 +228,11 @@ async def _run(
     help="Seconds a session waits for both bots [60].",
 )
 @click.option("--seed", type=int, help="Seed for noise and other randomness [0].")
+@click.option(
+    "--repeat",
+    type=click.IntRange(1, 1000),
+    help="Run each scenario K times (trials NAME#1..#K, own seeds) for pass^k [1].",
+)
 @click.option("--tag", "tags", multiple=True, help="Tag the run (repeatable).")
 @click.option(
     "--share-transcripts",
@@ -289,6 +294,7 @@ def run_command(
         "retry_backoff": "auto_retry_backoff_s",
         "pairing_timeout": "pairing_timeout_s",
         "seed": "seed",
+        "repeat": "repeat",
         "share_transcripts": "share_transcripts",
     }
     for name, field in mapping.items():

@@ -136,6 +136,9 @@ class SessionStartInfo:
     max_duration_ms: int
     share_transcripts: bool
     receive_rate: int
+    #: Per-session seed (run seed x scenario/trial name) and trial index (0: not repeated).
+    seed: int = 0
+    trial: int = 0
 
 
 @dataclass(frozen=True, slots=True)
