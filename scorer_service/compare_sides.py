@@ -18,7 +18,6 @@ from recordings.trials import base_name
 from scorer_service import signals
 from scorer_service.aggregate import SessionOutcome
 from scorer_service.ledger import session_outcomes
-from scorer_service.report.reasons import reasons
 
 
 @dataclass(frozen=True)
@@ -56,6 +55,9 @@ def fold(verdicts: list[Verdict | None]) -> str:
 
 
 def _first_reason(outcome: SessionOutcome, signal: str) -> str:
+    # Imported here: scorer_service.report imports this module (report baselines).
+    from scorer_service.report.reasons import reasons
+
     score = outcome.get(signal)
     found = reasons(score) if score is not None else []
     return found[0] if found else "failed"

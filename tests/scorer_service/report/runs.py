@@ -125,3 +125,27 @@ def make_pair(db_path: Path) -> tuple[str, str]:
     score(db_path, RUN_A)
     score(db_path, RUN_B)
     return RUN_A, RUN_B
+
+
+def make_large_run(db_path: Path, n: int = 200) -> str:
+    """``n`` scored sessions over four domains, every fourth failing ACTION_MATCH.
+
+    Each is a 2-exchange call of about 8 s with a tool call: a run of the size
+    a nightly suite produces, for the report's scale test and benchmark.
+    """
+    domains = ("airline", "retail", "restaurant", "telecom")
+    docs, specs = [], []
+    for i in range(n):
+        name = f"scenario_{i:03d}_{domains[i % 4]}_with_a_long_descriptive_name"
+        docs.append(
+            scenario(name, domain=domains[i % 4], reference_answer={"tool": "book", "n": i},
+                     success_signals=["ACTION_MATCH", "CLEAN_EXIT"])
+        )  # fmt: skip
+        got = i + 1 if i % 4 == 3 else i
+        specs.append(
+            SessionSpec(name, turns=conversation(2),
+                        tool_calls=[ToolCallSpec("book", {"n": got}, at_s=3.0)])
+        )  # fmt: skip
+    run_id = write_run_sync(db_path, docs, specs, run_id="large").run_id
+    score(db_path, run_id)
+    return run_id
