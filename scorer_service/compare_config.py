@@ -59,6 +59,9 @@ def _scoring_settings(s: ScoringRecord | None) -> dict[str, str]:
         return {}
     out = flatten(s.config, "scoring")
     out.pop("scoring.label", None)  # a label names a scoring; it changes nothing
+    # The judge is identified by its model and prompt hash (below); its endpoint's
+    # address (often a loopback port that changes every run) is not a setting.
+    out.pop("scoring.judge.base_url", None)
     out["scoring.judge_model"] = s.judge_model
     out["scoring.prompt_hash"] = s.prompt_hash
     out.update(flatten(s.versions, "scoring.versions"))

@@ -40,8 +40,12 @@ def delta(row: dict[str, Any] | None) -> str:
     """``+9.1 pp`` (or ``-0.12 s``) coloured better/worse, or "" without a baseline."""
     if not row or row.get("change") is None:
         return ""
-    change = float(row["change"])
-    text = f"{change:+.2f} s" if row.get("unit") == "seconds" else f"{change * 100:+.1f} pp"
+    change, unit = float(row["change"]), row.get("unit")
+    text = (
+        f"{change:+.2f} s" if unit == "seconds"
+        else f"{change:+.2f}" if unit == "score"
+        else f"{change * 100:+.1f} pp"
+    )  # fmt: skip
     better = row.get("better")
     cls = "" if better is None else (" better" if better else " worse")
     return f'<span class="delta{cls}" title="change against the baseline run">{text}</span>'

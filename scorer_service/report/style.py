@@ -35,7 +35,7 @@ h1{{font-size:20px;margin:0 0 2px}}h2{{font-size:17px;margin:22px 0 6px;
 border-bottom:1px solid #ddd}}h3{{font-size:15px;margin:4px 0}}
 table{{border-collapse:collapse;margin:6px 0}}td,th{{border:1px solid #ddd;padding:2px 7px;
 text-align:left;vertical-align:top}}th{{background:#f5f5f5}}td.num,th.num{{text-align:right;
-font-variant-numeric:tabular-nums}}
+font-variant-numeric:tabular-nums;white-space:nowrap}}td.change{{white-space:nowrap}}
 .sub{{color:#555;font-size:13px}}.small{{color:#666;font-size:12px}}
 .badge{{display:inline-block;padding:0 8px;border-radius:9px;color:#fff;font-size:12px;
 white-space:nowrap}}

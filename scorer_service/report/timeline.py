@@ -147,10 +147,11 @@ def timeline_legend() -> str:
         + sw(USER, "user audio / speech")
         + sw(AGENT, "agent audio / speech")
         + sw(OVERLAP, "both speaking")
-        + sw(TOOL, "◆ tool call")
-        + sw(BAD, "◆ tool error · ● agent interrupts")
-        + sw(OVERLAP, "● user barge-in", "dot")
-        + sw("#333", "● call ended", "dot")
+        + sw(TOOL, "tool call (◆)")
+        + sw(BAD, "tool error (◆)")
+        + sw(BAD, "agent interrupts (●)", "dot")
+        + sw(OVERLAP, "user barge-in (●)", "dot")
+        + sw("#333", "call ended (●)", "dot")
         + "<span>| said: a tick per transcript line · black line: playhead · "
         "click anywhere to play from there</span></div>"
     )
