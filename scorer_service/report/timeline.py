@@ -47,14 +47,13 @@ def overlaps(
 
 
 def _wave(peaks: Sequence[float], y_mid: float, half: float, plot_w: float) -> str:
-    """A filled envelope: top edge left to right, bottom edge back."""
-    if not peaks:
-        return ""
-    step = plot_w / len(peaks)
-    top = [f"{_f(LEFT + i * step)},{_f(y_mid - p * half)}" for i, p in enumerate(peaks)]
-    bottom = [f"{_f(LEFT + i * step)},{_f(y_mid + p * half)}" for i, p in reversed(
-        list(enumerate(peaks)))]  # fmt: skip
-    return " ".join(top + bottom)
+    """The peak envelope as one path of vertical strokes, silence left out (small markup)."""
+    step = plot_w / len(peaks) if peaks else 0.0
+    return "".join(
+        f"M{LEFT + (i + 0.5) * step:.1f} {y_mid - p * half:.1f}v{2 * p * half:.1f}"
+        for i, p in enumerate(peaks)
+        if p >= 0.02
+    )
 
 
 def session_timeline(s: dict[str, Any], *, width: int = 1000) -> str:
@@ -85,9 +84,13 @@ def session_timeline(s: dict[str, Any], *, width: int = 1000) -> str:
                 f'width="{_f(max(1.0, (b - a) * scale))}" height="{LANE - 4}" fill="{colour}" '
                 f'fill-opacity="0.15"><title>{side} speaking {a:.2f}–{b:.2f} s</title></rect>'
             )
-        points = _wave(waves.get(side, []), y + LANE / 2, LANE / 2 - 3, plot_w)
-        if points:
-            parts.append(f'<polygon class="wave {side}" points="{points}" fill="{colour}"/>')
+        path = _wave(waves.get(side, []), y + LANE / 2, LANE / 2 - 3, plot_w)
+        if path:
+            width_px = max(1.0, plot_w / max(1, len(waves.get(side, []))))
+            parts.append(
+                f'<path class="wave {side}" d="{path}" stroke="{colour}" '
+                f'stroke-width="{width_px:.1f}"/>'
+            )
     for a, b in overlaps(spans.get("user", []), spans.get("agent", [])):
         parts.append(
             f'<rect class="overlap" x="{x(a)}" y="{TOP}" width="{_f(max(1.0, (b - a) * scale))}" '
