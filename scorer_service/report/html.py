@@ -16,7 +16,7 @@ from html import escape
 from typing import Any
 
 from scorer_service.report.compare_html import baseline_section, diff_section
-from scorer_service.report.scorecard import failing_list, scorecard
+from scorer_service.report.scorecard import failing_list, scorecard, trials_table
 from scorer_service.report.script import SCRIPT, script_json
 from scorer_service.report.session_html import session_block
 from scorer_service.report.style import CSS
@@ -121,6 +121,7 @@ def render(data: dict[str, Any]) -> str:
     ]
     if data.get("baseline"):
         parts.append(baseline_section(data["baseline"]))
+    parts.append(trials_table(data["summary"]))
     if data.get("compare"):
         parts.append(diff_section(data))
     if data["summary"]:

@@ -143,3 +143,38 @@ def failing_list(sessions: list[dict[str, Any]]) -> str:
         f'<h2>What failed <span class="small">({len(bad)} of {len(sessions)} sessions)</span>'
         f'</h2><ol class="failing">{items}</ol>'
     )
+
+
+def trials_table(summary: dict[str, Any]) -> str:
+    """pass^k / pass@k per repeated scenario, per domain and overall (τ²-bench)."""
+    hat, at = _dict(summary.get("pass_hat_k")), _dict(summary.get("pass_at_k"))
+    if not hat:
+        return ""
+    ks = sorted(hat, key=int)
+
+    def cells(h: dict[str, Any], a: dict[str, Any]) -> str:
+        return "".join(f"<td class=num>{pct(h.get(k))} / {pct(a.get(k))}</td>" for k in ks)
+
+    rows = [f"<tr><td><b>all repeated scenarios</b></td><td></td>{cells(hat, at)}</tr>"]
+    for name, block in sorted(_dict(summary.get("domains")).items()):
+        b = _dict(block)
+        if _dict(b.get("pass_hat_k")):
+            rows.append(
+                f"<tr><td>domain {escape(name)}</td><td></td>"
+                f"{cells(_dict(b.get('pass_hat_k')), _dict(b.get('pass_at_k')))}</tr>"
+            )
+    for name, t in sorted(_dict(summary.get("trials")).items()):
+        t = _dict(t)
+        rows.append(
+            f"<tr><td>{escape(name)}</td><td class=num>{t.get('passed')}/{t.get('trials')}"
+            f"{' (' + str(t.get('undecided')) + ' unscored)' if t.get('undecided') else ''}</td>"
+            f"{cells(_dict(t.get('pass_hat_k')), _dict(t.get('pass_at_k')))}</tr>"
+        )
+    head = "".join(f"<th>pass^{escape(k)} / pass@{escape(k)}</th>" for k in ks)
+    return (
+        '<h2>Repeated trials</h2><p class="small">pass^k: the chance that k trials all '
+        "succeed, C(c,k)/C(n,k); pass@k: that at least one does, 1 − C(n−c,k)/C(n,k) "
+        "(τ²-bench), over each scenario's decided trials</p>"
+        f'<table class="trials"><tr><th>scenario</th><th>passed</th>{head}</tr>'
+        f"{''.join(rows)}</table>"
+    )

@@ -211,3 +211,24 @@ def test_audio_can_be_kept_as_files_beside_the_html(scored: tuple[Path, str, str
         assert s["audio"].startswith("report_audio/")
         assert (db.parent / s["audio"]).stat().st_size > 1000
     assert "data:audio" not in render(data)
+
+
+def test_repeated_trials_show_pass_hat_k_in_the_report(tmp_path: Path) -> None:
+    from tests.factories import ToolCallSpec, conversation
+
+    db = tmp_path / "vae.db"
+    doc = scenario("t", reference_answer={"tool": "book", "name": "Ann"},
+                   success_signals=["ACTION_MATCH"])  # fmt: skip
+    specs = [SessionSpec(f"t#{k}", turns=conversation(1), tool_calls=[
+        ToolCallSpec("book", {"name": "Ann" if k != 3 else "Bob"}, at_s=1.0)])
+        for k in (1, 2, 3)]  # fmt: skip
+    run_id = write_run_sync(db, [{**doc, "name": f"t#{k}"} for k in (1, 2, 3)], specs).run_id
+    score(db, run_id)
+    with RecordingReader(db) as reader:
+        html = render_html(reader, run_id)
+    table = html[html.index('<table class="trials">') :]
+    table = table[: table.index("</table>")]
+    # c=2, n=3: pass^1 66.7% pass@1 66.7%; pass^2 33.3% pass@2 100%; pass^3 0% pass@3 100%
+    assert "<td>t</td><td class=num>2/3</td>" in table
+    assert "66.7% / 66.7%</td><td class=num>33.3% / 100.0%</td><td class=num>0.0% / 100.0%" in table
+    assert "pass^3 / pass@3" in html[html.index('id="scorecard"') :]
