@@ -46,7 +46,8 @@ def compare_command(
     unscored (no verdict on a side: never counted as a flip), or present in one
     run only. Repeated trials (vae run --repeat K) are compared with pass^k.
     Prints the reason of every flip, the rates side by side and what differed
-    in the two runs' and scorings' configuration.
+    in the two runs' and scorings' configuration. Exit codes: 0 compared, 1 a
+    regression with --fail-on-regression, 2 bad input.
 
     \b
     Examples:

@@ -276,6 +276,8 @@ def run_command(
     """
     if check and not resume:
         raise click.UsageError("--check needs --resume RUN")
+    if resume and opts["repeat"] is not None:
+        raise click.UsageError("--repeat cannot change a resumed run (its trials are recorded)")
     if not scenarios and not resume:
         raise click.UsageError("give SCENARIOS (files, folders or modules), or --resume RUN")
     try:

@@ -88,3 +88,8 @@ async def test_a_scenario_named_like_a_trial_is_refused_with_repeat(
         CliRunner().invoke, vae, ["run", str(path), "--bridge", bridge.address, "--repeat", "2"]
     )
     assert result.exit_code == 2 and "names repeated trials" in result.stderr
+
+
+def test_repeat_cannot_change_a_resumed_run() -> None:
+    result = CliRunner().invoke(vae, ["run", "--resume", "rep", "--repeat", "2"])
+    assert result.exit_code == 2 and "--repeat cannot change a resumed run" in result.stderr
