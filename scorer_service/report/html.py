@@ -117,7 +117,7 @@ def render(data: dict[str, Any]) -> str:
         f"<h1>{escape(title)}</h1>",
         _subtitle(data),
         scorecard(data),
-        failing_list(sessions),
+        failing_list(sessions) if data["summary"] else "",
     ]
     if data.get("baseline"):
         parts.append(baseline_section(data["baseline"]))
