@@ -83,3 +83,17 @@ def test_repeated_runs_report_pass_hat_k(tmp_path: Path) -> None:
     assert code == 0
     assert re.search(r"REGRESSION\s+t\s+passed 2/2\s+failed 1/2\s+pass\^2 100% → 0%", out)
     assert re.search(r"pass\^2\s+100\.0%\s+0\.0%\s+-100\.0 pp\s+worse", out)
+
+
+def test_scores_diff_of_two_runs_warns_and_compares_by_scenario(tmp_path: Path) -> None:
+    from recordings.reader import RecordingReader
+
+    db = tmp_path / "vae.db"
+    make_pair(db)
+    with RecordingReader(db) as reader:
+        a, b = (reader.scorings(r)[0].scoring_id for r in (RUN_A, RUN_B))
+    result = CliRunner().invoke(vae, ["scores", "diff", a, b, "--db", str(db)])
+    assert result.exit_code == 0
+    assert f"but {b} scores run {RUN_B}: matching by scenario name" in result.stderr
+    assert "flips from" not in result.stdout, "sessions of two runs are never paired"
+    assert re.search(r"REGRESSION\s+change_flight", result.stdout)
