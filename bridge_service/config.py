@@ -102,6 +102,8 @@ class RunSettings:
     #: "agent" or "user": overrides every scenario's first_speaker (None: the scenario's).
     first_speaker: str | None = None
     first_speaker_timeout_s: float = 10.0
+    #: Trials per scenario (``vae run --repeat K``); see recordings/trials.py.
+    repeat: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -126,6 +128,7 @@ class RunSettings:
         """Raise ValueError naming the first option out of range."""
         checks: list[tuple[bool, str, str]] = [
             (self.concurrency >= 1, "concurrency", "must be at least 1"),
+            (1 <= self.repeat <= 1000, "repeat", "must be 1..1000"),
             (
                 self.max_duration_s is None or self.max_duration_s > 0,
                 "max_duration_s",

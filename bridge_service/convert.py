@@ -237,6 +237,8 @@ def bridge_message(out: BridgeOutput) -> bridge_pb2.BridgeMessage:
                 frame_ms=out.frame_ms,
                 frames_per_message=out.frames_per_message,
                 first_speaker=_FIRST.get(out.first_speaker, common_pb2.ROLE_UNSPECIFIED),
+                seed=out.seed,
+                trial=out.trial,
             )
         )
     if isinstance(out, PeerEvent):

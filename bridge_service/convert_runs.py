@@ -49,6 +49,7 @@ _OPTIONAL = (
     "resample_quality",
     "pairing_timeout_s",
     "first_speaker_timeout_s",
+    "repeat",
 )
 _ROLE = {common_pb2.ROLE_USER: "user", common_pb2.ROLE_AGENT: "agent"}
 _ROLE_PB = {v: k for k, v in _ROLE.items()}

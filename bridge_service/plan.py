@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from bridge_service.config import BridgeSettings, RunSettings
 from bridge_service.connectors.base import SessionStartInfo
 from bridge_service.framing import Framing
+from bridge_service.noise import noise_seed
 from recordings.models import Side
 from recordings.scenario import Scenario, render_prompt
+from recordings.trials import split_trial
 
 
 @dataclass(frozen=True)
@@ -63,4 +65,6 @@ def start_info(
         frame_ms=framing.frame_ms if framing else plan.settings.frame_ms,
         frames_per_message=framing.frames_per_message if framing else 1,
         first_speaker=plan.settings.first_speaker or sc.first_speaker or "",
+        seed=noise_seed(plan.settings.seed, sc.name),
+        trial=split_trial(sc.name)[1] or 0,
     )

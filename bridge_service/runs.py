@@ -38,6 +38,7 @@ from bridge_service.run_model import (
 )
 from bridge_service.scenario_files import Source, load_sources
 from bridge_service.session import Session
+from bridge_service.trials import expand_trials
 from recordings import identifiers
 from recordings.errors import ScenarioError, StorageError
 from recordings.models import RunRecord, RunScenario, RunStatus
@@ -127,7 +128,7 @@ class RunManager:
             raise ValueError("dry_run: only meaningful with resume")
         settings = RunSettings(**overrides)
         settings.validate()
-        scenarios = await asyncio.to_thread(load_sources, sources)
+        scenarios = expand_trials(await asyncio.to_thread(load_sources, sources), settings.repeat)
         existing = await self._read(lambda r: r.run_ids())
         if run_id and run_id in existing:
             raise RunConflict(f"run {run_id!r} already exists; resume it or pick a name", True)

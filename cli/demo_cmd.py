@@ -32,9 +32,12 @@ from bridge_service.config import BridgeSettings
 from bridge_service.server import BridgeServer
 from cli import run_summary
 from cli.common import json_option, print_json, setup_logging
+from cli.demo_compare import previous_scored_run, print_comparison
 from cli.run_start import start_run
+from cli.tables import pct, table
 from recordings.reader import RecordingReader
-from scorer_service.report import render_html, report_data
+from scorer_service.report import report_data
+from scorer_service.report.html import render
 from scorer_service.server import start_scorer
 from scorer_service.unscored import unscored_line
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
@@ -51,6 +54,8 @@ class DemoResult:
     sessions: list[dict[str, Any]] = field(default_factory=list)
     report: Path | None = None
     seconds: float = 0.0
+    #: The comparison with the previous scored run of the database (None on the first).
+    baseline: dict[str, Any] | None = None
 
 
 def _run_options(concurrency: int, inactivity_s: float) -> bridge_pb2.RunOptions:
@@ -173,7 +178,9 @@ async def run_demo(
 
     # slug() leaves no separator in the name: the report stays beside the database.
     report = report_path or db_path.with_name(f"{db_path.stem}-report-{slug(run_id, 'run')}.html")
-    sessions = await asyncio.to_thread(_write_report, db_path, run_id, scoring.scoring_id, report)
+    sessions, baseline = await asyncio.to_thread(
+        _write_report, db_path, run_id, scoring.scoring_id, report
+    )
     return DemoResult(
         run_id=run_id,
         scoring_id=scoring.scoring_id,
@@ -181,15 +188,18 @@ async def run_demo(
         sessions=sessions,
         report=report,
         seconds=time.perf_counter() - started,
+        baseline=baseline,
     )
 
 
-def _write_report(db_path: Path, run_id: str, scoring_id: str, out: Path) -> list[dict[str, Any]]:
+def _write_report(
+    db_path: Path, run_id: str, scoring_id: str, out: Path
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     with RecordingReader(db_path) as reader:
-        html = render_html(reader, run_id, scoring_id)
-        data = report_data(reader, run_id, scoring_id, include_audio=False)
+        baseline = previous_scored_run(reader, run_id)
+        data = report_data(reader, run_id, scoring_id, baseline_run=baseline)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(html, encoding="utf-8")
+    out.write_text(render(data), encoding="utf-8")
     return [
         {
             "scenario": s["scenario_name"],
@@ -199,36 +209,40 @@ def _write_report(db_path: Path, run_id: str, scoring_id: str, out: Path) -> lis
             "failing": {f["signal"]: f["reasons"] for f in s["failing"] if f["gating"]},
         }
         for s in data["sessions"]
-    ]
-
-
-def _rate(value: Any) -> str:
-    return "n/a" if not isinstance(value, int | float) else f"{value:.0%}"
+    ], data["baseline"]
 
 
 def print_summary(result: DemoResult, db_path: Path) -> None:
     s = result.summary
     click.echo(f"\nrun {result.run_id}, scoring {result.scoring_id} ({result.seconds:.0f} s)")
-    for row in result.sessions:
-        why = "; ".join(
-            f"{sig}: {reasons[0] if reasons else ''}" for sig, reasons in row["failing"].items()
-        )
-        click.echo(f"  {row['verdict']:<10} {row['scenario']:<32} {why}")
-    click.echo(f"success rate {_rate(s.get('success_rate'))}", nl=False)
+    rows = [
+        [row["verdict"], row["scenario"],
+         "; ".join(f"{sig}: {why[0] if why else ''}" for sig, why in row["failing"].items())]
+        for row in result.sessions
+    ]  # fmt: skip
+    click.echo(table(["result", "scenario", "why"], rows))
+    counts = s.get("is_successful", {}) if isinstance(s.get("is_successful"), dict) else {}
+    click.echo(
+        f"success rate {pct(s.get('success_rate'))} ({counts.get('passed', 0)}/"
+        f"{counts.get('passed', 0) + counts.get('failed', 0)} decided, "
+        f"{counts.get('unscored', 0)} unscored)",
+        nl=False,
+    )
     domains = s.get("domains", {})
     if isinstance(domains, dict) and domains:
-        per = ", ".join(f"{d} {_rate(b.get('success_rate'))}" for d, b in sorted(domains.items()))
+        per = ", ".join(f"{d} {pct(b.get('success_rate'))}" for d, b in sorted(domains.items()))
         click.echo(f" ({per})", nl=False)
     line = unscored_line(s)
     if line:
         click.echo(f"\n{line}", nl=False)
     signals = s.get("signals", {})
     click.echo(
-        "\nper signal: " + ", ".join(f"{k} {_rate(v.get('rate'))}" for k, v in signals.items())
+        "\nper signal: " + ", ".join(f"{k} {pct(v.get('rate'))}" for k, v in signals.items())
     )
     lat = s.get("latency", {})
     if isinstance(lat, dict) and lat.get("p50_s") is not None:
         click.echo(f"agent response latency p50 {lat['p50_s']:.2f} s, p95 {lat['p95_s']:.2f} s")
+    print_comparison(result.baseline, result.run_id, db_path)
     click.echo(f"database {db_path}\nreport   {result.report}")
 
 
@@ -315,6 +329,7 @@ def demo_command(
                 "seconds": round(result.seconds, 1),
                 "summary": result.summary,
                 "sessions": result.sessions,
+                "baseline": result.baseline,
             }
         )
     else:

@@ -23,6 +23,7 @@ def _register() -> None:
     from cli import (
         bot_cmd,
         bridge_cmd,
+        compare_cmd,
         demo_cmd,
         export_cmd,
         import_cmd,
@@ -38,6 +39,7 @@ def _register() -> None:
         run_cmd,
         rescore_cmd,
         report_cmd,
+        compare_cmd,
         export_cmd,
         bot_cmd,
         demo_cmd,

@@ -45,8 +45,7 @@ from scorer_service.config import (
 from scorer_service.judge.client import JudgeUnusableError
 from scorer_service.registry import SCORER_NAMES
 from scorer_service.rescore import RescoreError, rescore
-from scorer_service.text import flips_as_dicts, render_flips, render_summary, scoring_as_dict
-from scorer_service.unscored import causes_text
+from scorer_service.text import flips_as_dicts, scoring_as_dict
 from scorer_service.wire_client import remote_rescore
 
 _USAGE_CODES = (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT)
@@ -103,7 +102,9 @@ def _emit(scoring: Any, outcomes: list[SessionOutcome], as_json: bool) -> None:
     if as_json:
         print_json(scoring_as_dict(scoring, outcomes))
     else:
-        click.echo(render_summary(scoring, outcomes), nl=False)
+        from cli.scoring_text import render_scoring
+
+        click.echo(render_scoring(scoring, outcomes), nl=False)
 
 
 @click.command("rescore")
@@ -303,22 +304,14 @@ def scores_list(run: str, db_path: Path, as_json: bool) -> None:
     """List the scorings of RUN (exact id or prefix; all runs when omitted)."""
     with RecordingReader(db_path) as reader:
         found = ledger.list_scorings(reader, run)
+        current = {r: ledger.current_scoring(reader, r) for r in {s.run_id for s in found}}
+    shown = {r: c.scoring_id for r, c in current.items() if c is not None}
     if as_json:
         print_json([scoring_as_dict(s) for s in found])
         return
-    if not found:
-        click.echo("no scorings")
-    for s in found:
-        state = f"superseded by {s.superseded_by}" if s.superseded_by else s.status
-        rate = s.summary.get("success_rate")
-        shown = "n/a" if not isinstance(rate, float | int) else f"{rate * 100:.1f}%"
-        label = f"  [{s.config.get('label')}]" if s.config.get("label") else ""
-        block = s.summary.get("unscored")
-        if isinstance(block, dict) and block.get("sessions"):
-            label += f"  ({block['sessions']} unscored: {causes_text(block)})"
-        click.echo(
-            f"{s.scoring_id}  {state:<12} success {shown:>6}  judge {s.judge_model or '-'}{label}"
-        )
+    from cli.scoring_text import render_scoring_list
+
+    click.echo(render_scoring_list(found, shown), nl=False)
 
 
 @scores_group.command("show")
@@ -341,14 +334,32 @@ def scores_show(scoring: str, db_path: Path, as_json: bool) -> None:
 @json_option
 @store_errors
 def scores_diff(scoring_a: str, scoring_b: str, db_path: Path, as_json: bool) -> None:
-    """Per-session, per-signal verdict flips from SCORING_A to SCORING_B."""
+    """What changed from SCORING_A to SCORING_B: per scenario, per signal, and why.
+
+    Meant for two scorings of one run; scorings of two runs are compared
+    scenario by scenario with a warning (vae compare does that on purpose).
+    A signal one scoring did not produce is listed as missing, never as a flip.
+    """
+    from scorer_service.compare import compare_runs
+
     with RecordingReader(db_path) as reader:
         a, b = _scoring(reader, scoring_a), _scoring(reader, scoring_b)
         flips, summary = ledger.compare(reader, a, b)
+    if a.run_id != b.run_id:
+        click.echo(
+            f"warning: {a.scoring_id} scores run {a.run_id} but {b.scoring_id} scores run "
+            f"{b.run_id}: matching by scenario name (see vae compare)",
+            err=True,
+        )
+    cmp = compare_runs(db_path, a.run_id, b.run_id, scoring_a=a.scoring_id, scoring_b=b.scoring_id)
     if as_json:
-        print_json({"flips": flips_as_dicts(flips), "summary": summary})
+        print_json({"flips": flips_as_dicts(flips), "summary": summary, **cmp.as_dict()})
     else:
-        click.echo(render_flips(a.scoring_id, b.scoring_id, flips, summary), nl=False)
+        from cli.scoring_text import render_comparison, render_signal_flips
+
+        if a.run_id == b.run_id:  # sessions match only within one run
+            click.echo(render_signal_flips(a.scoring_id, b.scoring_id, flips, summary), nl=False)
+        click.echo(render_comparison(cmp), nl=False)
 
 
 COMMANDS: list[click.Command] = [rescore_command, scores_group]

@@ -254,6 +254,11 @@ async def _run(
     help="Seconds a session waits for both bots [60].",
 )
 @click.option("--seed", type=int, help="Seed for noise and other randomness [0].")
+@click.option(
+    "--repeat",
+    type=click.IntRange(1, 1000),
+    help="Run each scenario K times (trials NAME#1..#K, own seeds) for pass^k [1].",
+)
 @click.option("--tag", "tags", multiple=True, help="Tag the run (repeatable).")
 @click.option(
     "--share-transcripts",
@@ -323,6 +328,8 @@ def run_command(
     """
     if check and not resume:
         raise click.UsageError("--check needs --resume RUN")
+    if resume and opts["repeat"] is not None:
+        raise click.UsageError("--repeat cannot change a resumed run (its trials are recorded)")
     if not scenarios and not resume:
         raise click.UsageError("give SCENARIOS (files, folders or modules), or --resume RUN")
     try:
@@ -341,6 +348,7 @@ def run_command(
         "retry_backoff": "auto_retry_backoff_s",
         "pairing_timeout": "pairing_timeout_s",
         "seed": "seed",
+        "repeat": "repeat",
         "share_transcripts": "share_transcripts",
         "first_speaker_timeout": "first_speaker_timeout_s",
     }

@@ -5,21 +5,20 @@ counted beside the rate but never in it. Sessions of unfinished attempts are
 left out of per-signal rates (their composites are unscored). Stalled sessions count as failures in
 the composites and are left out of per-signal rates (listed under
 ``stalled``). Latency figures pool every response latency of the run (not a
-mean of means). pass^k (τ²): for scenarios scored n >= 2 times — several
-scored attempts, or copies named ``name#1``, ``name#2`` ... — with c successes,
-pass^k = C(c, k) / C(n, k), averaged over those scenarios, for k = 1..min n.
+mean of means). Repeated trials (copies named ``name#1``, ``name#2`` ...)
+give pass^k and pass@k per scenario, per domain and overall
+(:mod:`scorer_service.repeats`).
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from recordings.models import ScoreRecord, Verdict
 from scorer_service import signals
+from scorer_service.repeats import Trials, averaged, group_trials, repeats_summary
 from scorer_service.timing.metrics import nearest_rank
 
 
@@ -125,23 +124,17 @@ def _assertion_rates(outcomes: list[SessionOutcome], signal: str) -> dict[str, d
     }
 
 
-_COPY = re.compile(r"#\d+$")
+def _trials(outcomes: list[SessionOutcome]) -> dict[str, Trials]:
+    rows = []
+    for o in outcomes:
+        s = o.get(signals.IS_SUCCESSFUL)
+        rows.append((o.session_id, o.scenario_name, o.domain, s.verdict if s else None))
+    return group_trials(rows)
 
 
 def pass_hat_k(outcomes: list[SessionOutcome]) -> dict[str, float]:
-    groups: dict[str, list[bool]] = defaultdict(list)
-    for o in outcomes:
-        s = o.get(signals.IS_SUCCESSFUL)
-        if s is not None and s.verdict in (Verdict.PASSED, Verdict.FAILED):
-            groups[_COPY.sub("", o.scenario_name)].append(s.verdict is Verdict.PASSED)
-    repeated = [g for g in groups.values() if len(g) >= 2]
-    if not repeated:
-        return {}
-    out: dict[str, float] = {}
-    for k in range(1, min(len(g) for g in repeated) + 1):
-        vals = [math.comb(sum(g), k) / math.comb(len(g), k) for g in repeated]
-        out[str(k)] = sum(vals) / len(vals)
-    return out
+    """pass^k averaged over the repeated scenarios (k = 1 .. the smallest n)."""
+    return averaged(_trials(outcomes).values())["pass_hat_k"]
 
 
 def summarise(outcomes: list[SessionOutcome]) -> dict[str, Any]:
@@ -151,14 +144,23 @@ def summarise(outcomes: list[SessionOutcome]) -> dict[str, Any]:
     summary["stalled"] = sorted(o.scenario_name for o in outcomes if o.stalled)
     summary["latency"] = _latency(outcomes)
     summary["tokens"] = _tokens(outcomes)
-    summary["pass_hat_k"] = pass_hat_k(outcomes)
+    trials = _trials(outcomes)
+    repeats = repeats_summary(trials)
+    summary["pass_hat_k"] = repeats["pass_hat_k"]
+    summary["pass_at_k"] = repeats["pass_at_k"]
+    summary["trials"] = repeats["scenarios"]
     summary["nl_assertions"] = _assertion_rates(outcomes, signals.NL_ASSERTION)
     summary["db_state_assertions"] = _assertion_rates(outcomes, signals.DB_STATE_ASSERTION)
     by_domain: dict[str, list[SessionOutcome]] = defaultdict(list)
     for o in outcomes:
         by_domain[o.domain].append(o)
     summary["domains"] = {
-        d: {**_block(items), "latency": _latency(items), "tokens": _tokens(items)}
+        d: {
+            **_block(items),
+            "latency": _latency(items),
+            "tokens": _tokens(items),
+            **repeats["domains"].get(d, {"pass_hat_k": {}, "pass_at_k": {}}),
+        }
         for d, items in sorted(by_domain.items())
     }
     return summary

@@ -92,10 +92,15 @@ COMPARED = (*signals.SUCCESS_SIGNALS, *signals.COMPOSITES, signals.STALLED)
 def compare(
     reader: RecordingReader, a: ScoringRecord, b: ScoringRecord
 ) -> tuple[list[Flip], dict[str, Any]]:
-    """Per-session, per-signal verdict flips from ``a`` to ``b``, and rate changes."""
+    """Per-session, per-signal verdict flips from ``a`` to ``b``, and rate changes.
+
+    A signal present in one scoring only is counted in ``summary["missing"]``,
+    never as a flip.
+    """
     left = {o.session_id: o for o in session_outcomes(reader, a)}
     right = {o.session_id: o for o in session_outcomes(reader, b)}
     flips: list[Flip] = []
+    missing = 0
     for sid in sorted(set(left) | set(right)):
         lo, ro = left.get(sid), right.get(sid)
         either = lo or ro
@@ -105,6 +110,11 @@ def compare(
             sb = ro.get(signal) if ro else None
             va = sa.verdict if sa else None
             vb = sb.verdict if sb else None
+            if va is None or vb is None:
+                # Not produced by one scoring (another scorer set, a session
+                # only one of them scored): missing, never a flip.
+                missing += va != vb
+                continue
             if va != vb:
                 flips.append(
                     Flip(
@@ -129,6 +139,7 @@ def compare(
         rates[name] = _delta(ra, rb)
     summary["rates"] = rates
     summary["flips"] = len(flips)
+    summary["missing"] = missing
     return flips, summary
 
 

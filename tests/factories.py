@@ -127,6 +127,8 @@ class SessionSpec:
     session_id: str | None = None
     #: Seconds after the run's start at which this session starts.
     start_offset_s: float = 0.0
+    #: The agent bot's Join info (default ``{"name": "synthetic-agent"}``).
+    agent_bot: dict[str, Any] | None = None
 
 
 @dataclass
@@ -276,7 +278,7 @@ async def write_session(writer: Any, run_id: str, spec: SessionSpec, t0: int) ->
             status=SessionStatus.RUNNING,
             started_ns=t0,
             user_bot={"name": "synthetic-user"},
-            agent_bot={"name": "synthetic-agent"},
+            agent_bot=spec.agent_bot or {"name": "synthetic-agent"},
             audio={"rates": {"user": spec.sample_rate, "agent": spec.sample_rate}},
         )
     )

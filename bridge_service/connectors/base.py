@@ -157,6 +157,9 @@ class SessionStartInfo:
     frames_per_message: int = 1
     #: "agent" or "user" when the run or the scenario says who opens; "" otherwise.
     first_speaker: str = ""
+    #: Per-session seed (run seed x scenario/trial name) and trial index (0: not repeated).
+    seed: int = 0
+    trial: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,31 +3,37 @@
 ``report_data`` is also what ``GetReport`` can return as JSON, so it holds only
 JSON-safe values. The scoring shown is the one asked for, else the run's
 current scoring (newest complete, not superseded); a run with no scoring still
-reports its recordings, with every verdict "not scored".
+reports its recordings, with every verdict "not scored". Sessions come failing
+first (then unscored, passed, not applicable), each with a one-line reason, so
+the first screen answers "what failed and why". With a baseline run the data
+also holds the run-vs-run comparison (:mod:`scorer_service.compare`).
 """
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from recordings.bot_errors import bot_errors
 from recordings.export import transcript
-from recordings.models import Channel, EventKind, ScoringRecord, SessionRecord, Verdict
+from recordings.models import EventKind, ScoringRecord, SessionRecord, Verdict
 from recordings.reader import RecordingReader
 from recordings.selection import select_run
 from recordings.stop_reasons import is_finished
+from recordings.trials import split_trial
 from scorer_service import ledger, signals
 from scorer_service.aggregate import SessionOutcome
+from scorer_service.compare import compare_with_reader
+from scorer_service.compare_config import bots
 from scorer_service.ledger import compare, current_scoring, resolve_scoring, session_outcomes
-from scorer_service.report.audio import session_audio_uri
+from scorer_service.report import session_data
+from scorer_service.report.audio import session_audio_uri, write_session_audio
 from scorer_service.report.reasons import reasons
-from scorer_service.timing.metrics import merge
-from scorer_service.timing.vad import make_detector
 from vae import __version__
 
-#: Gaps shorter than this inside one side's speech are drawn as one span.
-MERGE_GAP_S = 0.4
+#: Order of sessions in the report: what needs attention first.
+VERDICT_ORDER = ("failed", "unscored", "passed", "not_applicable", "not scored")
 
 
 def _iso(ns: int | None) -> str:
@@ -40,41 +46,14 @@ def _list(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _bots(sessions: list[SessionRecord]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {"user": [], "agent": []}
-    for s in sessions:
-        for side, info in (("user", s.user_bot), ("agent", s.agent_bot)):
-            name = " ".join(str(info.get(k, "")) for k in ("name", "version")).strip()
-            if name and name not in out[side]:
-                out[side].append(name)
-    return out
-
-
-def _speech_spans(reader: RecordingReader, session_id: str) -> dict[str, list[list[float]]]:
-    detector = make_detector("energy", {})
-    spans: dict[str, list[list[float]]] = {}
-    for side, channel in (("user", Channel.USER), ("agent", Channel.AGENT)):
-        audio = reader.read_channel(session_id, channel)
-        found = merge(detector.detect(audio.samples, audio.sample_rate), MERGE_GAP_S)
-        spans[side] = [[round(s, 3), round(e, 3)] for s, e in found]
-    return spans
-
-
 def _markers(
     reader: RecordingReader, session: SessionRecord, outcome: SessionOutcome | None
 ) -> list[dict[str, Any]]:
     t0 = session.started_ns
     markers: list[dict[str, Any]] = []
-    kinds = [EventKind.TOOL_CALL, EventKind.END_CONVERSATION]
-    for e in reader.events(session.session_id, kinds):
+    for e in reader.events(session.session_id, [EventKind.END_CONVERSATION]):
         t = round((e.bridge_ns - t0) / 1e9, 3)
-        if e.kind is EventKind.TOOL_CALL:
-            label = f"{e.side}: {e.payload.get('name', '?')}"
-            if e.payload.get("error"):
-                label += f" (error: {e.payload['error']})"
-            markers.append({"t_s": t, "kind": "tool", "label": label})
-        else:
-            markers.append({"t_s": t, "kind": "end", "label": f"{e.payload.get('kind', 'end')}"})
+        markers.append({"t_s": t, "kind": "end", "label": f"{e.payload.get('kind', 'end')}"})
     if outcome is not None:
         yield_score = outcome.get("timing.yield_rate")
         for b in _list(yield_score.detail.get("barge_ins") if yield_score else None):
@@ -109,72 +88,103 @@ def _signal_rows(outcome: SessionOutcome | None, gating: list[str]) -> dict[str,
     return rows
 
 
+def _failing(rows: dict[str, Any]) -> list[dict[str, Any]]:
+    # Gating signals first: they decide the result; the others only inform.
+    failing = [
+        {"signal": name, "verdict": row["verdict"], "reasons": row["reasons"],
+         "gating": row["gating"] or name == signals.STALLED}
+        for name, row in rows.items()
+        if row["verdict"] in (Verdict.FAILED, Verdict.UNSCORED) and name not in signals.COMPOSITES
+    ]  # fmt: skip
+    failing.sort(key=lambda f: (not f["gating"], f["verdict"] != Verdict.FAILED))
+    return failing
+
+
+def _one_line(verdict: str, failing: list[dict[str, Any]]) -> str:
+    if verdict not in ("failed", "unscored"):
+        return ""
+    for f in failing:
+        if f["gating"] and (f["verdict"] == verdict or verdict == "failed"):
+            why = f["reasons"][0] if f["reasons"] else f["verdict"]
+            return f"{f['signal']}: {why}"
+    return ""
+
+
 def _session(
     reader: RecordingReader,
     session: SessionRecord,
     outcome: SessionOutcome | None,
-    domain: str,
-    gating: list[str],
-    include_audio: bool,
+    scenario: dict[str, Any],
+    audio: str,
 ) -> dict[str, Any]:
+    gating = [str(x) for x in _list(scenario.get("success_signals"))]
     rows = _signal_rows(outcome, gating)
     overall = rows.get(signals.IS_SUCCESSFUL, {}).get("verdict", "not scored")
-    # Gating signals first: they decide the result; the others only inform.
-    failing = [
-        {
-            "signal": name,
-            "verdict": row["verdict"],
-            "reasons": row["reasons"],
-            "gating": row["gating"] or name == signals.STALLED,
-        }
-        for name, row in rows.items()
-        if row["verdict"] in (Verdict.FAILED, Verdict.UNSCORED) and name not in signals.COMPOSITES
-    ]
-    failing.sort(key=lambda f: not f["gating"])
-    latency = outcome.get("timing.response_latency_p50_s") if outcome else None
-    rows_lat = _list(latency.detail.get("latencies") if latency else None)
+    failing = _failing(rows)
+    turns = session_data.turn_latencies(reader, session, outcome)
+    lat = [t["latency_s"] for t in turns]
+    base, trial = split_trial(session.scenario_name)
+    tools = session_data.tool_calls(reader, session)
+    end_s = max([session.duration_s, *(t["t_s"] for t in tools)]) or 1.0
     return {
         "session_id": session.session_id,
         "scenario_name": session.scenario_name,
-        "domain": domain,
+        "scenario": base,
+        "trial": trial or 0,
+        "domain": str(scenario.get("domain", "")),
+        "tags": [str(t) for t in _list(scenario.get("tags"))],
         "attempt": session.attempt,
         "status": str(session.status),
         "verdict": overall,
+        "reason": _one_line(overall, failing),
         "stop_reason": session.stop_reason or "",
         "stop_detail": session.stop_detail,
         "finished": is_finished(session.stop_reason),
         "bot_errors": bot_errors(reader, session.session_id),
         "clean_exit": session.clean_exit,
         "duration_s": round(session.duration_s, 2),
+        "end_s": round(end_s, 3),
         "user_turns": session.user_turns,
         "agent_turns": session.agent_turns,
         "signals": rows,
         "failing": failing,
-        "latencies": [float(r["latency_s"]) for r in rows_lat if isinstance(r, dict)],
+        "failing_signals": sorted({f["signal"] for f in failing if f["verdict"] == "failed"}),
+        "latencies": lat,
+        "latency_p50_s": sorted(lat)[(len(lat) - 1) // 2] if lat else None,
+        "turns": turns,
         "transcript": transcript(reader, session.session_id),
-        "spans": _speech_spans(reader, session.session_id),
+        **session_data.audio_lanes(reader, session, end_s),
         "markers": _markers(reader, session, outcome),
-        "audio": session_audio_uri(reader, session.session_id) if include_audio else "",
+        "tools": tools,
+        "db": session_data.db_states(reader, session, outcome),
+        "assertions": session_data.assertions(outcome),
+        "audio": audio,
     }
 
 
 def _compare(reader: RecordingReader, a: ScoringRecord, b: ScoringRecord) -> dict[str, Any]:
     flips, summary = compare(reader, a, b)
+    cmp = compare_with_reader(
+        reader, a.run_id, b.run_id, scoring_a=a.scoring_id, scoring_b=b.scoring_id
+    )
     return {
         **summary,
+        "comparison": cmp.as_dict(),
         "flips": [
-            {
-                "session_id": f.session_id,
-                "scenario_name": f.scenario_name,
-                "signal": f.signal,
-                "a": str(f.verdict_a) if f.verdict_a else "absent",
-                "b": str(f.verdict_b) if f.verdict_b else "absent",
-                "value_a": f.value_a,
-                "value_b": f.value_b,
-            }
+            {"session_id": f.session_id, "scenario_name": f.scenario_name, "signal": f.signal,
+             "a": str(f.verdict_a) if f.verdict_a else "absent",
+             "b": str(f.verdict_b) if f.verdict_b else "absent",
+             "value_a": f.value_a, "value_b": f.value_b}
             for f in flips
         ],
-    }
+    }  # fmt: skip
+
+
+def _audio(reader: RecordingReader, sid: str, include: bool, folder: Path | None) -> str:
+    if folder is not None:
+        name = write_session_audio(reader, sid, folder)
+        return f"{folder.name}/{name}" if name else ""
+    return session_audio_uri(reader, sid) if include else ""
 
 
 def report_data(
@@ -184,8 +194,16 @@ def report_data(
     compare_scoring_id: str | None = None,
     *,
     include_audio: bool = True,
+    audio_dir: Path | None = None,
+    baseline_run: str | None = None,
+    baseline_scoring: str | None = None,
 ) -> dict[str, Any]:
-    """The report's content for ``run_id`` (exact id or unique prefix)."""
+    """The report's content for ``run_id`` (exact id or unique prefix).
+
+    ``audio_dir``: write each session's audio there and link it by relative
+    path (the folder must sit beside the HTML) instead of embedding it.
+    ``baseline_run``: also compare this run against that one, per scenario.
+    """
     run_id = select_run(reader, run_id)
     run = reader.get_run(run_id)
     assert run is not None
@@ -197,15 +215,13 @@ def report_data(
         )
     outcomes = {o.session_id: o for o in session_outcomes(reader, scoring)} if scoring else {}
     scenarios = {s.scenario_name: s for s in reader.run_scenarios(run_id)}
-    shown = sorted(reader.latest_attempts(run_id).values(), key=lambda s: s.scenario_name)
     sessions = []
-    for s in shown:
+    for s in sorted(reader.latest_attempts(run_id).values(), key=lambda s: s.scenario_name):
         sc = scenarios.get(s.scenario_name)
-        gating = [str(x) for x in _list(sc.scenario.get("success_signals"))] if sc else []
-        domain = sc.domain if sc else ""
-        sessions.append(
-            _session(reader, s, outcomes.get(s.session_id), domain, gating, include_audio)
-        )
+        doc = {**(sc.scenario if sc else {}), "domain": sc.domain if sc else ""}
+        audio = _audio(reader, s.session_id, include_audio, audio_dir)
+        sessions.append(_session(reader, s, outcomes.get(s.session_id), doc, audio))
+    sessions.sort(key=lambda x: (VERDICT_ORDER.index(x["verdict"]), x["scenario_name"]))
     comparison = None
     if compare_scoring_id:
         other = resolve_scoring(reader, compare_scoring_id)
@@ -214,6 +230,13 @@ def report_data(
                 "compare_scoring_id: a comparison needs a scoring to compare against"
             )
         comparison = _compare(reader, other, scoring)
+    baseline = None
+    if baseline_run:
+        baseline = compare_with_reader(
+            reader, baseline_run, run_id, scoring_a=baseline_scoring,
+            scoring_b=scoring.scoring_id if scoring else None,
+        ).as_dict()  # fmt: skip
+    all_sessions = reader.sessions(run_id)
     return {
         "generated_at": _iso(time.time_ns()),
         "vae_version": __version__,
@@ -226,7 +249,7 @@ def report_data(
             "recorded_with": run.vae_version,
             "options": run.options,
             "tags": run.tags,
-            "bots": _bots(reader.sessions(run_id)),
+            "bots": {"user": bots(all_sessions, "user"), "agent": bots(all_sessions, "agent")},
             "scenarios": len(scenarios),
         },
         "scoring": None
@@ -239,9 +262,11 @@ def report_data(
             "judge_model": scoring.judge_model,
             "prompt_hash": scoring.prompt_hash,
             "label": scoring.config.get("label", ""),
+            "config": scoring.config,
         },
         "summary": dict(scoring.summary) if scoring else {},
         "sessions": sessions,
         "latencies": [x for s in sessions for x in s["latencies"]],
         "compare": comparison,
+        "baseline": baseline,
     }

@@ -1,8 +1,12 @@
-"""The report as ONE self-contained HTML file: inline CSS, inline SVG, data: audio.
+"""The report as ONE self-contained HTML file: inline CSS, SVG and script; audio
+inline as ``data:`` URIs or, for large runs, as files in a folder beside it.
 
-No scripts, fonts or images are fetched when the file is viewed, so it can be
-mailed, archived with the run, or opened offline. Every value from the store
-is escaped.
+Order answers "what failed and why" first: the scorecard, the failing sessions
+with their one-line reasons, the comparison with a baseline run or another
+scoring, the latency distribution, then every session (filterable, sortable),
+and the run's metadata and options collapsed at the end. Nothing is fetched
+when the file is viewed; every value from the store is escaped, including the
+data handed to the inline script.
 """
 
 from __future__ import annotations
@@ -11,226 +15,128 @@ import json
 from html import escape
 from typing import Any
 
-from scorer_service import signals
-from scorer_service.report.svg import Bar, Marker, bar_chart, histogram, timeline
-
-CSS = """
-body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}
-h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}
-h3{font-size:15px;margin-bottom:4px}
-table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;
-text-align:left;vertical-align:top}th{background:#f5f5f5}
-.meta td:first-child{font-weight:600;white-space:nowrap}
-.badge{display:inline-block;padding:1px 8px;border-radius:9px;color:#fff;font-size:12px}
-.passed{background:#2e7d32}.failed{background:#c62828}.not_applicable,.notscored{background:#9e9e9e}
-.unscored{background:#f9a825}
-.charts{display:flex;flex-wrap:wrap;gap:16px}
-.chart text,.timeline text,.histogram text{font-size:11px}
-.title{font-weight:600;font-size:13px}
-.session{border:1px solid #e0e0e0;border-radius:6px;padding:8px 14px;margin:16px 0}
-.reasons{margin:0;padding-left:18px}.small{color:#666;font-size:12px}
-pre{white-space:pre-wrap;background:#fafafa;padding:6px;border:1px solid #eee}
-"""
+from scorer_service.report.compare_html import baseline_section, diff_section
+from scorer_service.report.scorecard import failing_list, scorecard, trials_table
+from scorer_service.report.script import SCRIPT, script_json
+from scorer_service.report.session_html import session_block
+from scorer_service.report.style import CSS
+from scorer_service.report.svg import histogram
 
 
-def _badge(verdict: str) -> str:
-    cls = verdict.replace(" ", "")
-    return f'<span class="badge {escape(cls)}">{escape(verdict)}</span>'
-
-
-def _rate_bars(block: dict[str, Any]) -> list[Bar]:
-    sig = block.get("signals", {}) if isinstance(block.get("signals"), dict) else {}
-    bars = []
-    for name in signals.SUCCESS_SIGNALS:
-        counts = sig.get(name, {})
-        if not isinstance(counts, dict):
-            continue
-        decided = int(counts.get("passed", 0)) + int(counts.get("failed", 0))
-        note = f"({counts.get('passed', 0)}/{decided})" if decided else ""
-        bars.append(Bar(name, counts.get("rate"), note))
-    return bars
-
-
-def _success_bars(summary: dict[str, Any]) -> list[Bar]:
-    def bar(label: str, block: dict[str, Any]) -> Bar:
-        counts = block.get(signals.IS_SUCCESSFUL, {})
-        decided = int(counts.get("passed", 0)) + int(counts.get("failed", 0))
-        note = f"({counts.get('passed', 0)}/{decided})" if decided else ""
-        return Bar(label, block.get("success_rate"), note)
-
-    bars = [bar("all scenarios", summary)]
-    domains = summary.get("domains", {})
-    for name, block in sorted(domains.items() if isinstance(domains, dict) else []):
-        if isinstance(block, dict):
-            bars.append(bar(name, block))
-    return bars
-
-
-def _header(data: dict[str, Any]) -> str:
+def _subtitle(data: dict[str, Any]) -> str:
     run, scoring = data["run"], data["scoring"]
-    bots = run["bots"]
+    agent = run["bots"].get("agent") or "unknown agent"
+    shown = (
+        f"scored {escape(scoring['created'])}"
+        + (f" ({escape(str(scoring['label']))})" if scoring.get("label") else "")
+        if scoring
+        else "not scored yet"
+    )
+    return (
+        f'<div class="sub">agent {escape(agent)} · {run["scenarios"]} scenarios · recorded '
+        f"{escape(run['created'])} · {shown} · "
+        '<a href="#metadata">run details</a></div>'
+    )
+
+
+def _options(values: list[str], label: str, ident: str) -> str:
+    opts = "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in values)
+    return (
+        f'<label>{label} <select id="{ident}"><option value="">all</option>{opts}</select></label>'
+    )
+
+
+def _controls(sessions: list[dict[str, Any]]) -> str:
+    verdicts = sorted({s["verdict"] for s in sessions})
+    domains = sorted({s["domain"] for s in sessions})
+    failing = sorted({f for s in sessions for f in s["failing_signals"]})
+    tags = sorted({t for s in sessions for t in s["tags"]})
+    return (
+        '<div class="controls" id="controls" hidden>'
+        '<label><input type="checkbox" id="f-failing"> failing only</label>'
+        + _options(verdicts, "verdict", "f-verdict")
+        + _options(domains, "domain", "f-domain")
+        + _options(failing, "failing signal", "f-signal")
+        + _options(tags, "tag", "f-tag")
+        + '<label>sort <select id="f-sort"><option value="">failing first</option>'
+        '<option value="latency">latency p50 (slowest first)</option>'
+        '<option value="duration">duration (longest first)</option>'
+        '<option value="name">name</option></select></label>'
+        '<button type="button" id="expand-all">expand all</button>'
+        '<button type="button" id="collapse-all">collapse all</button>'
+        '<span class="small" id="f-count"></span></div>'
+    )
+
+
+def _index(sessions: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "sessions": [
+            {"idx": i, "name": s["scenario_name"], "verdict": s["verdict"],
+             "domain": s["domain"], "tags": s["tags"], "failing_signals": s["failing_signals"],
+             "latency": s["latency_p50_s"], "duration": s["duration_s"]}
+            for i, s in enumerate(sessions)
+        ]
+    }  # fmt: skip
+
+
+def _metadata(data: dict[str, Any]) -> str:
+    run, scoring = data["run"], data["scoring"]
     rows = [
-        ("Run", run["run_id"]),
-        ("Created", run["created"]),
-        ("Finished", run["finished"] or "—"),
-        ("Status", run["status"]),
-        ("Scenarios", str(run["scenarios"])),
-        ("User bots", ", ".join(bots["user"]) or "—"),
-        ("Agent bots", ", ".join(bots["agent"]) or "—"),
-        ("Options", json.dumps(run["options"], sort_keys=True)),
-        ("Recorded with", f"vae {run['recorded_with']}"),
-        ("Scoring", scoring["scoring_id"] if scoring else "not scored yet"),
-    ]
+        ("run", run["run_id"]), ("status", run["status"]), ("source", run["source"]),
+        ("created", run["created"]), ("finished", run["finished"]),
+        ("recorded with vae", run["recorded_with"]), ("tags", ", ".join(run["tags"]) or "none"),
+        ("agent bot", run["bots"].get("agent") or "-"),
+        ("user bot", run["bots"].get("user") or "-"),
+        ("report", f"generated {data['generated_at']} by vae {data['vae_version']}"),
+    ]  # fmt: skip
     if scoring:
-        rows.append(("Judge", scoring["judge_model"] or "none"))
-        rows.append(("Scored", scoring["created"]))
-    rows.append(("Report", f"vae {data['vae_version']}, {data['generated_at']}"))
-    body = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in rows)
-    return f'<table class="meta">{body}</table>'
-
-
-def _summary(data: dict[str, Any]) -> str:
-    summary = data["summary"]
-    if not summary:
-        return "<p>This run has no scoring yet: run <code>vae rescore</code> first.</p>"
-    lat = summary.get("latency", {}) if isinstance(summary.get("latency"), dict) else {}
-
-    def sec(key: str) -> str:
-        v = lat.get(key)
-        return "—" if v is None else f"{v:.2f} s"
-
-    stalled = ", ".join(summary.get("stalled", [])) or "none"
+        rows += [
+            ("scoring", scoring["scoring_id"]), ("scored", scoring["created"]),
+            ("scoring status", f"{scoring['status']} ({scoring['mode']})"),
+            ("judge", f"{scoring['judge_model'] or 'none'} "
+                      f"(prompt {scoring['prompt_hash'] or '-'})"),
+        ]  # fmt: skip
+    table = "".join(f"<tr><td>{escape(k)}</td><td>{escape(str(v))}</td></tr>" for k, v in rows)
+    config = scoring.get("config", {}) if scoring else {}
     return (
-        '<div class="charts">'
-        + bar_chart(
-            _success_bars(summary), title="Success rate (is_successful)", css_class="chart success"
-        )
-        + bar_chart(_rate_bars(summary), title="Per-signal pass rate", css_class="chart signals")
-        + histogram(data["latencies"], title="Agent response latency")
-        + "</div>"
-        + f"<p>Response latency p50 {sec('p50_s')}, p90 {sec('p90_s')}, p95 {sec('p95_s')} "
-        f"over {lat.get('count', 0)} responses. Stalled: {escape(stalled)}.</p>"
-        + _unscored_note(summary)
+        '<details class="meta" id="metadata"><summary>Run details, options and scoring '
+        f'configuration</summary><table class="meta">{table}</table><h3>Run options</h3>'
+        f"<pre>{escape(json.dumps(run['options'], indent=1, ensure_ascii=False))}</pre>"
+        f"<h3>Scoring configuration</h3>"
+        f"<pre>{escape(json.dumps(config, indent=1, ensure_ascii=False))}</pre></details>"
     )
-
-
-def _unscored_note(summary: dict[str, Any]) -> str:
-    """Rates count decided sessions only: say how many were left out, and why."""
-    block = summary.get("unscored")
-    if not isinstance(block, dict) or not block.get("gating"):
-        return ""
-    causes = block.get("causes")
-    found = causes.items() if isinstance(causes, dict) else []
-    why = ", ".join(f"{k}: {v}" for k, v in found) or "unknown"
-    return (
-        f"<p class='unscored'><b>{int(block.get('sessions', 0))} session(s) unscored</b>, left "
-        f"out of the success rate; {int(block.get('gating', 0))} with an unscored gating "
-        f"signal (causes: {escape(why)}).</p>"
-    )
-
-
-def _session_table(sessions: list[dict[str, Any]]) -> str:
-    head = (
-        "<tr><th>Scenario</th><th>Domain</th><th>Result</th><th>Stop reason</th>"
-        "<th>Duration</th><th>Turns (user/agent)</th><th>Failing signals and why</th></tr>"
-    )
-    rows = []
-    for i, s in enumerate(sessions):
-        why = "".join(
-            f"<li><b>{escape(f['signal'])}</b> {_badge(f['verdict'])}"
-            + ("" if f["gating"] else " <span class='small'>(not gating)</span>")
-            + "<ul class='reasons'>"
-            + "".join(f"<li>{escape(r)}</li>" for r in f["reasons"])
-            + "</ul></li>"
-            for f in s["failing"]
-        ) + "".join(f"<li><b>bot error</b> {escape(str(e))}</li>" for e in s.get("bot_errors", []))
-        stop = escape(s["stop_reason"])
-        if s["stop_reason"] and not s.get("finished", True):
-            stop += f" <span class='small'>(unfinished: {escape(s.get('stop_detail', ''))})</span>"
-        rows.append(
-            f'<tr class="session-row"><td><a href="#s{i}">{escape(s["scenario_name"])}</a></td>'
-            f"<td>{escape(s['domain'])}</td><td>{_badge(s['verdict'])}</td>"
-            f"<td>{stop}</td><td>{s['duration_s']:.1f} s</td>"
-            f"<td>{s['user_turns']}/{s['agent_turns']}</td>"
-            f"<td><ul class='reasons'>{why}</ul></td></tr>"
-        )
-    return f'<table class="sessions">{head}{"".join(rows)}</table>'
-
-
-def _session_detail(i: int, s: dict[str, Any]) -> str:
-    spans = s["spans"]
-    end = max([s["duration_s"], *(e for side in spans.values() for _, e in side)])
-    markers = [Marker(m["t_s"], m["kind"], m["label"]) for m in s["markers"]]
-    svg = timeline(end or 1.0, spans["user"], spans["agent"], markers)
-    audio = (
-        f'<audio controls preload="metadata" src="{s["audio"]}"></audio>'
-        '<div class="small">stereo: user left, agent right</div>'
-        if s["audio"]
-        else '<p class="small">no audio recorded</p>'
-    )
-    lines = "".join(
-        f"<tr><td>{t['t_s']:.1f} s</td><td>{escape(t['side'])}</td>"
-        f"<td>{escape(t['text'])}</td></tr>"
-        for t in s["transcript"]
-    )
-    sigs = "".join(
-        f"<tr><td>{escape(name)}{' (gating)' if row['gating'] else ''}</td>"
-        f"<td>{_badge(row['verdict'])}</td>"
-        f"<td>{_num(row['value'])}</td>"
-        f"<td>{escape('; '.join(row['reasons']))}</td></tr>"
-        for name, row in s["signals"].items()
-    )
-    return (
-        f'<section class="session" id="s{i}"><h3>{escape(s["scenario_name"])} '
-        f"{_badge(s['verdict'])}</h3>"
-        f'<div class="small">{escape(s["session_id"])} · attempt {s["attempt"]} · '
-        f"{escape(s['domain'])}</div>{svg}{audio}"
-        f'<table class="transcript"><tr><th>t</th><th>side</th><th>said</th></tr>{lines}</table>'
-        f'<table class="signals"><tr><th>signal</th><th>verdict</th><th>value</th>'
-        f"<th>why</th></tr>{sigs}</table></section>"
-    )
-
-
-def _diff(cmp: dict[str, Any]) -> str:
-    rates = "".join(
-        f"<tr><td>{escape(k)}</td><td>{_num(v.get('a'))}</td><td>{_num(v.get('b'))}</td>"
-        f"<td>{_num(v.get('change'), signed=True)}</td></tr>"
-        for k, v in cmp.get("rates", {}).items()
-    )
-    flips = "".join(
-        f"<tr><td>{escape(f['scenario_name'])}</td><td>{escape(f['signal'])}</td>"
-        f"<td>{_badge(f['a'])}</td><td>{_badge(f['b'])}</td></tr>"
-        for f in cmp.get("flips", [])
-    )
-    return (
-        f'<section class="diff"><h2>Comparison: {escape(cmp["scoring_a"])} → '
-        f'{escape(cmp["scoring_b"])}</h2><table class="rates"><tr><th>rate</th><th>before</th>'
-        f"<th>after</th><th>change</th></tr>{rates}</table>"
-        f'<table class="flips"><tr><th>scenario</th><th>signal</th><th>before</th>'
-        f"<th>after</th></tr>{flips or '<tr><td colspan=4>no verdict changed</td></tr>'}"
-        "</table></section>"
-    )
-
-
-def _num(v: Any, signed: bool = False) -> str:
-    if not isinstance(v, int | float):
-        return "—"
-    return f"{v:+.2f}" if signed else f"{v:.2f}"
 
 
 def render(data: dict[str, Any]) -> str:
     title = f"vae report — {data['run']['run_id']}"
+    sessions = data["sessions"]
     parts = [
-        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}'
-        f"</title><style>{CSS}</style></head><body><h1>{escape(title)}</h1>",
-        _header(data),
-        "<h2>Summary</h2>",
-        _summary(data),
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
+        f"<h1>{escape(title)}</h1>",
+        _subtitle(data),
+        scorecard(data),
+        failing_list(sessions) if data["summary"] else "",
     ]
+    if data.get("baseline"):
+        parts.append(baseline_section(data["baseline"]))
+    parts.append(trials_table(data["summary"]))
     if data.get("compare"):
-        parts.append(_diff(data["compare"]))
-    parts.append("<h2>Sessions</h2>")
-    parts.append(_session_table(data["sessions"]))
-    parts.extend(_session_detail(i, s) for i, s in enumerate(data["sessions"]))
-    parts.append("</body></html>")
+        parts.append(diff_section(data))
+    if data["summary"]:
+        parts.append(
+            "<h2>Agent response latency</h2>"
+            + histogram(data["latencies"], title="end of user speech → first agent audio")
+        )
+    parts.append(f"<h2>Sessions <span class=small>({len(sessions)})</span></h2>")
+    parts.append(_controls(sessions))
+    parts.append('<div id="sessions">')
+    parts.extend(session_block(i, s) for i, s in enumerate(sessions))
+    parts.append("</div>")
+    parts.append(_metadata(data))
+    parts.append(
+        f'<script type="application/json" id="vae-data">{script_json(_index(sessions))}</script>'
+        f"<script>{SCRIPT}</script></body></html>"
+    )
     return "".join(parts)

@@ -1,4 +1,4 @@
-"""Small SVG plots for the HTML report: bar charts, a histogram, a timeline.
+"""Small SVG plots for the HTML report: rate bar charts and a histogram.
 
 Hand-written rather than a plotting library so the report stays one
 self-contained file with no scripts or fonts to fetch, and so every figure is
@@ -13,13 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-PASS = "#2e7d32"
-FAIL = "#c62828"
-NEUTRAL = "#9e9e9e"
-USER = "#1565c0"
-AGENT = "#ef6c00"
-TOOL = "#6a1b9a"
-OVERLAP = "#d81b60"
+from scorer_service.report.style import RATE_BANDS, USER, rate_colour
 
 
 def _f(x: float) -> str:
@@ -34,12 +28,24 @@ class Bar:
     note: str = ""
 
 
+#: Approximate width of one character of the 11 px chart font, for layout.
+CHAR_W = 6.6
+
+
+def text_width(text: str) -> float:
+    return len(text) * CHAR_W
+
+
 def bar_chart(
-    bars: Sequence[Bar], *, title: str, width: int = 520, css_class: str = "chart"
+    bars: Sequence[Bar], *, title: str, plot_w: int = 260, css_class: str = "chart"
 ) -> str:
-    """Horizontal bars of rates (0..1), one per label, with the percentage printed."""
-    label_w, row_h, top = 190, 24, 28
-    plot_w = width - label_w - 70
+    """Horizontal bars of rates (0..1), one per label, coloured by value, with the
+    percentage and note printed after the bar. The SVG is as wide as its longest
+    label and note, so no text is ever clipped."""
+    row_h, top = 24, 28
+    label_w = int(max([text_width(b.label) for b in bars] or [40.0]) + 12)
+    note_w = int(max([text_width(f"100% {b.note}") for b in bars] or [40.0]) + 12)
+    width = max(label_w + plot_w + note_w, int(text_width(title) * 1.2) + 8)
     height = top + row_h * max(1, len(bars)) + 8
     parts = [
         f'<svg class="{escape(css_class)}" xmlns="http://www.w3.org/2000/svg" '
@@ -60,17 +66,25 @@ def bar_chart(
             text = "n/a"
         else:
             v = min(1.0, max(0.0, bar.value))
-            color = PASS if v >= 0.5 else FAIL
             parts.append(
                 f'<rect class="bar" x="{label_w}" y="{y + 3}" width="{_f(plot_w * v)}" '
-                f'height="{row_h - 8}" fill="{color}"><title>{escape(bar.label)}: '
-                f"{v:.0%} {escape(bar.note)}</title></rect>"
+                f'height="{row_h - 8}" fill="{rate_colour(v)}"><title>{escape(bar.label)}: '
+                f"{v:.1%} {escape(bar.note)}</title></rect>"
             )
-            text = f"{v:.0%}"
+            text = f"{v:.1%}"
         note = f" {bar.note}" if bar.note else ""
         parts.append(f'<text x="{label_w + plot_w + 6}" y="{y + 15}">{escape(text + note)}</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def rate_legend() -> str:
+    """The legend of the bar colours (HTML)."""
+    items = "".join(
+        f'<span><i class="sw" style="background:{c}"></i>{escape(t)}</span>'
+        for _, c, t in RATE_BANDS
+    )
+    return f'<div class="legend">Bars: {items}<span>(n/a: nothing decided)</span></div>'
 
 
 def histogram_bins(values: Sequence[float], bins: int = 12) -> tuple[list[int], float, float]:
@@ -125,89 +139,3 @@ def histogram(values: Sequence[float], *, title: str, unit: str = "s", bins: int
         parts.append(f'<text x="{left + 10}" y="{top + 30}">no responses measured</text>')
     parts.append("</svg>")
     return "".join(parts)
-
-
-@dataclass(frozen=True)
-class Marker:
-    t_s: float
-    kind: str  # "tool", "barge_in", "interruption", "end"
-    label: str
-
-
-def timeline(
-    duration_s: float,
-    user: Sequence[tuple[float, float]],
-    agent: Sequence[tuple[float, float]],
-    markers: Sequence[Marker] = (),
-    *,
-    width: int = 900,
-) -> str:
-    """Both speakers' speech as lanes on one time axis, with tool calls and
-    interruptions marked and overlapping speech shaded."""
-    left, lane_h, top = 60, 22, 8
-    plot_w = width - left - 10
-    height = top + lane_h * 2 + 46
-    scale = plot_w / max(duration_s, 1e-6)
-
-    def x(t: float) -> str:
-        return _f(left + min(max(t, 0.0), duration_s) * scale)
-
-    parts = [
-        f'<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-        f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
-        f'aria-label="speech timeline">',
-    ]
-    for row, (name, spans, color) in enumerate((("user", user, USER), ("agent", agent, AGENT))):
-        y = top + row * lane_h
-        parts.append(f'<text x="4" y="{y + 15}">{name}</text>')
-        for s, e in spans:
-            parts.append(
-                f'<rect class="speech {name}" x="{x(s)}" y="{y + 3}" '
-                f'width="{_f(max(1.0, (e - s) * scale))}" height="{lane_h - 6}" fill="{color}">'
-                f"<title>{name} {s:.2f}–{e:.2f} s</title></rect>"
-            )
-    for s, e in _overlaps(user, agent):
-        parts.append(
-            f'<rect class="overlap" x="{x(s)}" y="{top}" width="{_f(max(1.0, (e - s) * scale))}" '
-            f'height="{lane_h * 2}" fill="{OVERLAP}" fill-opacity="0.25">'
-            f"<title>overlap {s:.2f}–{e:.2f} s</title></rect>"
-        )
-    axis_y = top + lane_h * 2 + 6
-    parts.append(
-        f'<line x1="{left}" y1="{axis_y}" x2="{left + plot_w}" y2="{axis_y}" stroke="#555"/>'
-    )
-    step = _tick_step(duration_s)
-    t = 0.0
-    while t <= duration_s + 1e-9:
-        parts.append(f'<text x="{x(t)}" y="{axis_y + 14}" text-anchor="middle">{t:g}s</text>')
-        t += step
-    colors = {"tool": TOOL, "barge_in": OVERLAP, "interruption": FAIL, "end": "#333"}
-    for m in markers:
-        color = colors.get(m.kind, "#333")
-        parts.append(
-            f'<g class="marker {escape(m.kind)}"><line x1="{x(m.t_s)}" y1="{top}" '
-            f'x2="{x(m.t_s)}" y2="{axis_y + 20}" stroke="{color}" stroke-width="2"/>'
-            f'<circle cx="{x(m.t_s)}" cy="{axis_y + 24}" r="4" fill="{color}"/>'
-            f"<title>{m.t_s:.2f} s {escape(m.kind)}: {escape(m.label)}</title></g>"
-        )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def _overlaps(
-    a: Sequence[tuple[float, float]], b: Sequence[tuple[float, float]]
-) -> list[tuple[float, float]]:
-    out = []
-    for s1, e1 in a:
-        for s2, e2 in b:
-            s, e = max(s1, s2), min(e1, e2)
-            if e > s:
-                out.append((s, e))
-    return out
-
-
-def _tick_step(duration_s: float) -> float:
-    for step in (1, 2, 5, 10, 15, 30, 60, 120, 300):
-        if duration_s / step <= 12:
-            return float(step)
-    return 600.0

@@ -47,7 +47,8 @@ def run_demo(db: Path, folder: Path) -> dict[str, object]:
     args = ["demo", "--db", str(db), "--suite", str(folder), "--concurrency", "8", "--json"]
     result = CliRunner().invoke(vae, args)
     assert result.exit_code == 0, result.output
-    doc: dict[str, object] = json.loads(result.output[result.output.index("{") :])
+    # --json: exactly one JSON document on stdout (logs, if any, go to stderr).
+    doc: dict[str, object] = json.loads(result.stdout)
     return doc
 
 
@@ -94,6 +95,13 @@ def test_demo_runs_scores_and_reports_a_mixed_scorecard(tmp_path: Path) -> None:
     )
     again = run_demo(db, tiny)
     assert again["run_id"] != doc["run_id"]
+    # ...and compares the new run with the previous one, in the JSON and the report.
+    baseline = again["baseline"]
+    assert isinstance(baseline, dict) and baseline["run_a"] == doc["run_id"]
+    changes = {s["scenario"]: s["change"] for s in baseline["scenarios"]}
+    assert changes["hello"] == "only_b" and set(changes) == {"hello", *SMALL}
+    assert "Against the baseline run" in Path(str(again["report"])).read_text()
+    assert doc["baseline"] is None or doc["baseline"]["run_a"] != doc["run_id"]
     with RecordingReader(db) as reader:
         assert {r.run_id for r in reader.list_runs()} == {doc["run_id"], again["run_id"]}
         assert len(reader.scorings()) == 2

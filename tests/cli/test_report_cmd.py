@@ -30,6 +30,9 @@ def test_report_writes_one_html_file_for_the_current_scoring(tmp_path: Path) -> 
         "compare_scoring_id": None,
         "report": str(out),
         "sessions": 2,
+        "baseline_run_id": None,
+        "regressions": None,
+        "audio_dir": None,
     }
     html = out.read_text()
     assert "change_flight" in html and scoring in html
@@ -57,3 +60,33 @@ def test_bad_references_are_usage_errors_and_write_nothing(tmp_path: Path) -> No
     assert code == 2 and "no scoring matches 'nope'" in output
     assert invoke(run_id, "--db", str(tmp_path / "missing.db"), "-o", str(out))[0] == 2
     assert not out.exists()
+
+
+def test_baseline_compares_two_runs_in_the_report(tmp_path: Path) -> None:
+    from tests.scorer_service.report.runs import make_pair
+
+    db = tmp_path / "vae.db"
+    run_a, run_b = make_pair(db)
+    out = tmp_path / "b.html"
+    code, output = invoke(run_b, "--baseline", run_a[:10], "-o", str(out), "--db", str(db))
+    assert code == 0, output
+    assert f"against {run_a}: 1 regressions, 1 fixes, 0 unchanged" in output
+    html = out.read_text()
+    assert 'class="baseline"' in html and "▼ regression" in html
+    code, output = invoke(run_b, "--baseline", "1999", "-o", str(out), "--db", str(db))
+    assert code == 2
+
+
+def test_audio_files_beside_the_html(tmp_path: Path) -> None:
+    db = tmp_path / "vae.db"
+    run_id = make_run(db)
+    score(db, run_id)
+    out = tmp_path / "big.html"
+    code, output = invoke(run_id, "--audio", "files", "-o", str(out), "--db", str(db), "--json")
+    assert code == 0, output
+    doc = json.loads(output)
+    assert doc["audio_dir"] == str(tmp_path / "big_audio")
+    files = sorted(p.name for p in (tmp_path / "big_audio").iterdir())
+    assert len(files) == 2 and all(f.endswith((".ogg", ".flac")) for f in files)
+    html = out.read_text()
+    assert "data:audio" not in html and f'src="big_audio/{files[0]}"' in html

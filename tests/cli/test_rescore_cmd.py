@@ -124,12 +124,24 @@ def test_overrides_overwrite_list_show_diff(db: Path, tmp_path: Path) -> None:
     code, out, _ = invoke("scores", "list", "2024", "--db", str(db))
     assert code == 0
     assert re.search(rf"{re.escape(first)}\s+superseded by {re.escape(second)}", out)
-    assert "[fixed ref]" in out
+    assert out.splitlines()[0].split() == [
+        "scoring",
+        "(run.created)",
+        "state",
+        "success",
+        "judge",
+        "label",
+    ]
+    # the current scoring (what vae report shows) is marked
+    assert re.search(rf"^\*\s+{re.escape(second)}\s+complete\s+66.7%\s+-\s+fixed ref$", out, re.M)
     code, out, _ = invoke("scores", "show", second[:-2], "--db", str(db), "--json")
     assert code == 0 and json.loads(out)["summary"]["success_rate"] == pytest.approx(2 / 3)
     code, out, _ = invoke("scores", "diff", first, second, "--db", str(db))
     assert code == 0
     assert "3 flips" in out and re.search(r"book_wrong\s+ACTION_MATCH\s+failed -> passed", out)
+    assert re.search(r"^\s+fix\s+book_wrong\s+failed\s+passed\s+ACTION_MATCH now passes", out, re.M)
+    assert re.search(r"success rate\s+33.3%\s+66.7%\s+\+33.3 pp\s+better", out)
+    assert re.search(r"scoring\.overrides\.book_wrong", out), "the configuration difference"
     code, out, _ = invoke("scores", "diff", first, second, "--db", str(db), "--json")
     assert len(json.loads(out)["flips"]) == 3
     assert invoke("scores", "show", "nope", "--db", str(db))[0] == 2

@@ -1,80 +1,166 @@
-"""The report opened in headless Chromium (Debian's), driven by Playwright.
+"""The report in headless Chromium: what a person sees and can do with it.
 
-Checks what a person would see: the charts, the session table, a timeline
-and a playable stereo audio element — and that the page logs no errors.
-Chromium is started with the flags that keep it off the network.
+Every test also asserts the page logged no error and made no request beyond
+its own file (and, with audio kept as files, that audio folder).
 """
 
 from __future__ import annotations
 
-import os
+import time
 from pathlib import Path
 
 import pytest
 
 from recordings.reader import RecordingReader
-from scorer_service.report import render_html
-from tests.conftest import require_tool
-from tests.scorer_service.report.runs import make_run, score
+from scorer_service.report import report_data
+from scorer_service.report.html import render
+from tests.factories import SessionSpec, Turn, scenario, write_run_sync
+from tests.scorer_service.report.browser import open_page
+from tests.scorer_service.report.runs import make_large_run, make_pair, make_run, score
 
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
+#: The stated budget for opening a 200-session report (README: "Report scale").
+OPEN_200_BUDGET_S = 15.0
 
 
-def test_report_renders_in_chromium_without_errors(tmp_path: Path) -> None:
-    chromium = require_tool(
-        "chromium", "bash scripts/ci_setup_browser.sh (apt-get install chromium)"
-    )
-    try:
-        from playwright import sync_api
-    except ImportError:
-        message = "playwright missing; install it with: bash scripts/ci_setup_browser.sh"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+def write_report(db: Path, out: Path, run: str, **kwargs: object) -> Path:
+    with RecordingReader(db) as reader:
+        out.write_text(render(report_data(reader, run, **kwargs)), encoding="utf-8")  # type: ignore[arg-type]
+    return out
+
+
+@pytest.fixture
+def report(tmp_path: Path) -> Path:
     db = tmp_path / "vae.db"
     run_id = make_run(db)
-    first = score(db, run_id)
-    second = score(db, run_id)
-    with RecordingReader(db) as reader:
-        html = render_html(reader, run_id, second, first)
-    page_file = tmp_path / "report.html"
-    page_file.write_text(html, encoding="utf-8")
+    score(db, run_id)
+    return write_report(db, tmp_path / "report.html", run_id)
 
-    errors: list[str] = []
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, args=FLAGS, headless=True)
-        try:
-            page = browser.new_page()
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url}"))
-            page.goto(page_file.as_uri())
-            assert page.locator("svg.chart.success rect.bar").count() >= 1
-            assert page.locator("svg.chart.signals").count() == 1
-            assert page.locator("svg.histogram").count() == 1
-            assert page.locator("table.sessions tr.session-row").count() == 2
-            assert page.locator("svg.timeline rect.speech.user").count() >= 2
-            assert page.locator("svg.timeline g.marker.barge_in").count() == 1
-            assert page.locator("section.diff table.flips").count() == 1
-            audio = page.locator("audio").first
-            assert audio.get_attribute("src", timeout=2000).startswith("data:audio/")
-            # The browser decodes the embedded audio: its duration becomes known.
-            page.wait_for_function(
-                "() => { const a = document.querySelector('audio');"
-                " return a && a.readyState >= 1 && a.duration > 1; }",
-                timeout=10_000,
-            )
-            box = page.locator("svg.timeline").first.bounding_box()
-            assert box is not None and box["width"] > 300
-        finally:
-            browser.close()
-    assert errors == []
+
+def test_first_viewport_holds_the_success_rate_and_the_first_failure_with_its_reason(
+    report: Path,
+) -> None:
+    with open_page(report) as (page, watch):
+        rate = page.locator("#scorecard .headline")
+        assert rate.inner_text() == "50.0%"
+        assert "0 unscored" in page.locator("#scorecard .unscored-count").inner_text()
+        first = page.locator("li.fail-item").first
+        assert "change_flight" in first.inner_text()
+        assert "date: expected friday, recorded saturday" in first.inner_text()
+        for box in (rate.bounding_box(), first.bounding_box()):
+            assert box is not None and box["y"] + box["height"] <= 800, "above the fold"
+        meta = page.locator("details#metadata")
+        assert meta.get_attribute("open") is None, "metadata starts collapsed"
+        assert page.locator("details#metadata pre").first.is_visible() is False
+    assert watch.errors == [] and watch.requests == []
+
+
+def test_clicking_a_transcript_line_seeks_the_audio_and_moves_the_playhead(report: Path) -> None:
+    with open_page(report) as (page, watch):
+        session = page.locator("details.session", has_text="change_flight")
+        line = session.locator("tr.line", has_text="Move my flight to Friday.")
+        t = float(line.get_attribute("data-t") or "nan")
+        assert t == pytest.approx(4.0, abs=0.05)
+        line.click()
+        page.wait_for_function(
+            "([t]) => { const a = [...document.querySelectorAll('details.session')].find("
+            "d => d.textContent.includes('change_flight')).querySelector('audio');"
+            " return Math.abs(a.currentTime - t) < 0.6; }",
+            arg=[t],
+            timeout=10_000,
+        )
+        head = session.locator("svg.timeline line.playhead")
+        assert head.get_attribute("visibility") == "visible"
+        left, width = (float(session.locator("svg.timeline").get_attribute(k) or "0")
+                       for k in ("data-left", "data-width"))  # fmt: skip
+        end = float(session.locator("svg.timeline").get_attribute("data-end") or "1")
+        assert float(head.get_attribute("x1") or "0") == pytest.approx(
+            left + t / end * width, abs=0.7 / end * width
+        )
+    assert watch.errors == [] and watch.requests == []
+
+
+def test_the_failing_only_filter_hides_passing_sessions(report: Path) -> None:
+    with open_page(report) as (page, watch):
+        passing = page.locator("details.session[data-verdict=passed]")
+        failing = page.locator("details.session[data-verdict=failed]")
+        assert passing.is_visible() and failing.is_visible()
+        page.locator("#f-failing").check()
+        assert not passing.is_visible() and failing.is_visible()
+        assert page.locator("#f-count").inner_text() == "1 of 2 sessions shown"
+        page.locator("#f-failing").uncheck()
+        page.locator("#f-domain").select_option("airline")
+        assert not passing.is_visible()
+        page.locator("#f-domain").select_option("")
+        page.locator("#f-sort").select_option("name")
+        names = page.locator("details.session > summary b").all_inner_texts()
+        assert names == ["book_table", "change_flight"]
+        page.locator("#collapse-all").click()
+        assert not page.locator("details.session[open]").count()
+    assert watch.errors == [] and watch.requests == []
+
+
+def test_a_regression_against_the_baseline_comes_first_in_the_regression_colour(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "vae.db"
+    run_a, run_b = make_pair(db)
+    html = write_report(db, tmp_path / "cmp.html", run_b, baseline_run=run_a)
+    with open_page(html) as (page, watch):
+        rows = page.locator("section.baseline table.changes tr")
+        first = rows.nth(1)
+        assert first.get_attribute("class") == "regression"
+        assert "change_flight" in first.inner_text() and "saturday" in first.inner_text()
+        colour = first.locator("td.change").evaluate("e => getComputedStyle(e).color")
+        assert colour == "rgb(198, 40, 40)"  # style.REGRESSION
+        assert rows.nth(2).get_attribute("class") == "fix"
+        fix_colour = rows.nth(2).locator("td.change").evaluate("e => getComputedStyle(e).color")
+        assert fix_colour == "rgb(46, 125, 50)"
+        delta = page.locator("#scorecard .delta").first
+        assert delta.inner_text() == "+0.0 pp"
+        assert "skyjet-agent 2.0" in page.locator("section.baseline table.config").inner_text()
+    assert watch.errors == [] and watch.requests == []
+
+
+def test_hostile_bot_text_stays_text_and_the_page_reads_without_javascript(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "vae.db"
+    evil = "</script><script>window.pwned=1</script><img src=http://x.invalid/a onerror=1>"
+    spec = SessionSpec("evil <b>name</b>", turns=[Turn("agent", 0.5, 2.0, evil),
+                                                  Turn("user", 2.5, 3.5, "ok")])  # fmt: skip
+    doc = scenario("evil <b>name</b>", tags=["</script>"], reference_answer={"tool": evil},
+                   success_signals=["ACTION_MATCH"])  # fmt: skip
+    write_run_sync(db, [doc], [spec], run_id="h")
+    score(db, "h")
+    html = write_report(db, tmp_path / "h.html", "h")
+    with open_page(html) as (page, watch):
+        assert page.evaluate("() => window.pwned") is None
+        assert evil in page.locator("table.transcript").inner_text()
+        assert "evil <b>name</b>" in page.locator("li.fail-item").inner_text()
+        assert page.locator("#f-tag option[value='</script>']").count() == 1
+        assert page.locator("#controls").is_visible()
+    assert watch.errors == [] and watch.requests == []
+    with open_page(html, javascript=False) as (page, watch):
+        assert not page.locator("#controls").is_visible(), "controls need the script"
+        assert page.locator("details.session").count() == 1
+        assert page.locator("table.transcript").is_visible(), "failing sessions start open"
+    assert watch.requests == []
+
+
+def test_a_200_session_report_opens_within_the_stated_time(tmp_path: Path) -> None:
+    db = tmp_path / "vae.db"
+    run_id = make_large_run(db, 200)
+    html = write_report(db, tmp_path / "large.html", run_id)
+    size_mb = html.stat().st_size / 1e6
+    with open_page(html, height=800) as (page, watch):
+        started = time.perf_counter()
+        page.reload(wait_until="load")
+        page.wait_for_function("() => document.getElementById('f-count').textContent !== ''")
+        opened_s = time.perf_counter() - started
+        assert page.locator("details.session").count() == 200
+        assert page.locator("li.fail-item").count() == 50
+        page.locator("#f-failing").check()
+        assert page.locator("#f-count").inner_text() == "50 of 200 sessions shown"
+    print(f"200-session report: {size_mb:.1f} MB, opened in {opened_s:.2f} s")
+    assert opened_s < OPEN_200_BUDGET_S
+    assert watch.errors == [] and watch.requests == []

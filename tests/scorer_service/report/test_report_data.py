@@ -15,6 +15,7 @@ from recordings.reader import RecordingReader
 from scorer_service.config import ScoringConfig
 from scorer_service.report import render_html, report_data
 from scorer_service.report.audio import session_audio_uri
+from scorer_service.report.html import render
 from tests.factories import SessionSpec, Turn, scenario, write_run_sync
 from tests.scorer_service.report.runs import make_run, score
 
@@ -53,7 +54,11 @@ def test_timeline_data_marks_tool_calls_and_the_barge_in(scored: tuple[Path, str
         data = report_data(reader, run_id)
     bad = next(s for s in data["sessions"] if s["scenario_name"] == "change_flight")
     kinds = [m["kind"] for m in bad["markers"]]
-    assert "tool" in kinds and "barge_in" in kinds
+    assert "barge_in" in kinds and "end" in kinds
+    (tool,) = bad["tools"]
+    assert tool == {"t_s": 7.5, "side": "agent", "name": "change_flight",
+                    "arguments": {"date": "saturday"}, "result": None, "error": "",
+                    "kind": "write"}  # fmt: skip
     barge = next(m for m in bad["markers"] if m["kind"] == "barge_in")
     assert barge["t_s"] == pytest.approx(6.0, abs=0.05)
     agent_spans = bad["spans"]["agent"]
@@ -99,9 +104,13 @@ def test_html_is_self_contained(scored: tuple[Path, str, str]) -> None:
     with RecordingReader(db) as reader:
         html = render_html(reader, run_id)
     assert html.startswith("<!DOCTYPE html>")
-    assert "<script" not in html and "<link" not in html
+    assert "<link" not in html and "<script src" not in html
+    assert html.count("<script") == 2, "the data block and the inline script only"
     assert not re.search(r'(src|href)="(https?:)?//', html), "nothing is fetched at view time"
     assert html.count("<audio") == 2 and html.count('class="timeline"') == 2
+    # the failing session comes first, and the metadata last
+    assert html.index("change_flight") < html.index("book_table")
+    assert html.index('id="sessions"') < html.index('id="metadata"')
     assert 'class="chart success"' in html and 'class="chart signals"' in html
 
 
@@ -113,7 +122,7 @@ def test_a_run_without_scoring_still_reports_its_recordings(tmp_path: Path) -> N
         html = render_html(reader, run_id)
     assert data["scoring"] is None
     assert {s["verdict"] for s in data["sessions"]} == {"not scored"}
-    assert "no scoring yet" in html
+    assert "no scoring yet" in html and "Nothing failed" not in html
 
 
 def test_a_high_rate_recording_is_downsampled_for_the_player(tmp_path: Path) -> None:
@@ -128,3 +137,98 @@ def test_a_high_rate_recording_is_downsampled_for_the_player(tmp_path: Path) -> 
     assert rate == 22050 and player_rate == 16000
     assert len(samples) / player_rate == pytest.approx(len(mix) / rate, abs=0.02)
     assert abs(samples[int(1.5 * player_rate) :, 1][:800]).max() > 0.1  # the agent, right
+
+
+def test_failing_sessions_come_first_with_a_one_line_reason(scored: tuple[Path, str, str]) -> None:
+    db, run_id, _ = scored
+    with RecordingReader(db) as reader:
+        data = report_data(reader, run_id, include_audio=False)
+    first, second = data["sessions"]
+    assert (first["scenario_name"], first["verdict"]) == ("change_flight", "failed")
+    assert first["reason"].startswith("ACTION_MATCH: ") and "saturday" in first["reason"]
+    assert second["reason"] == ""
+    assert first["failing_signals"] == ["ACTION_MATCH", "CLEAN_EXIT", "DB_STATE_MATCH"]
+
+
+def test_db_diff_turn_latencies_and_waveforms(scored: tuple[Path, str, str]) -> None:
+    db, run_id, _ = scored
+    with RecordingReader(db) as reader:
+        data = report_data(reader, run_id, include_audio=False)
+    bad = next(s for s in data["sessions"] if s["scenario_name"] == "change_flight")
+    (agent_db,) = bad["db"]
+    assert agent_db["side"] == "agent" and agent_db["match"] is False
+    assert agent_db["diff"] == [
+        {"path": "bookings.B1.date", "expected": "friday", "actual": "saturday"}
+    ]
+    assert agent_db["actual"] == {"bookings": {"B1": {"date": "saturday"}}}
+    first = bad["turns"][0]
+    assert (first["user_end_s"], first["agent_start_s"]) == pytest.approx((4.0, 4.6), abs=0.05)
+    assert first["latency_s"] == pytest.approx(0.6, abs=0.05)
+    waves = bad["waveform"]
+    assert set(waves) == {"user", "agent"} and len(waves["agent"]) == 360
+    at_1s = int(1.0 / bad["end_s"] * 360)  # only the agent speaks at 1 s
+    assert waves["agent"][at_1s] > 0.1 and waves["user"][at_1s] < 0.02
+
+
+def test_bot_component_timings_sit_beside_the_measured_latency(tmp_path: Path) -> None:
+    db = tmp_path / "vae.db"
+    turns = [Turn("agent", 0.5, 1.5, "Hi."), Turn("user", 2.0, 3.0, "Book."),
+             Turn("agent", 3.8, 5.0, "Done.")]  # fmt: skip
+    metrics = [(3.7, "agent", "ttfb", 120.0, "ms", "stt"),
+               (3.7, "agent", "llm_latency", 0.41, "s", "llm"),
+               (3.75, "agent", "ttfb", 0.09, "s", "tts")]  # fmt: skip
+    spec = SessionSpec("m", turns=turns, metrics=metrics)
+    run_id = write_run_sync(db, [scenario("m")], [spec]).run_id
+    score(db, run_id)
+    with RecordingReader(db) as reader:
+        (s,) = report_data(reader, run_id, include_audio=False)["sessions"]
+    (turn,) = s["turns"]
+    assert turn["latency_s"] == pytest.approx(0.8, abs=0.05)
+    assert turn["components"] == {"stt ttfb": 0.12, "llm llm_latency": 0.41, "tts ttfb": 0.09}
+
+
+def test_nl_assertions_carry_verdicts_and_reasons(tmp_path: Path) -> None:
+    from recordings.models import ScoreRecord, Verdict
+    from scorer_service.aggregate import SessionOutcome
+    from scorer_service.report.session_data import assertions
+
+    nl = ScoreRecord("x", "s", "NL_ASSERTION", Verdict.FAILED, 0.5, {"verdicts": [
+        {"index": 0, "assertion": "Confirms the date", "passed": False, "reason": "said Saturday"},
+        {"index": 1, "assertion": "Is polite", "passed": True, "reason": "thanked"}]})  # fmt: skip
+    rows = assertions(SessionOutcome("s", "n", "d", 1.0, [nl]))
+    assert [(r["assertion"], r["verdict"], r["reason"]) for r in rows] == [
+        ("Confirms the date", "failed", "said Saturday"),
+        ("Is polite", "passed", "thanked"),
+    ]
+
+
+def test_audio_can_be_kept_as_files_beside_the_html(scored: tuple[Path, str, str]) -> None:
+    db, run_id, _ = scored
+    folder = db.parent / "report_audio"
+    with RecordingReader(db) as reader:
+        data = report_data(reader, run_id, audio_dir=folder)
+    for s in data["sessions"]:
+        assert s["audio"].startswith("report_audio/")
+        assert (db.parent / s["audio"]).stat().st_size > 1000
+    assert "data:audio" not in render(data)
+
+
+def test_repeated_trials_show_pass_hat_k_in_the_report(tmp_path: Path) -> None:
+    from tests.factories import ToolCallSpec, conversation
+
+    db = tmp_path / "vae.db"
+    doc = scenario("t", reference_answer={"tool": "book", "name": "Ann"},
+                   success_signals=["ACTION_MATCH"])  # fmt: skip
+    specs = [SessionSpec(f"t#{k}", turns=conversation(1), tool_calls=[
+        ToolCallSpec("book", {"name": "Ann" if k != 3 else "Bob"}, at_s=1.0)])
+        for k in (1, 2, 3)]  # fmt: skip
+    run_id = write_run_sync(db, [{**doc, "name": f"t#{k}"} for k in (1, 2, 3)], specs).run_id
+    score(db, run_id)
+    with RecordingReader(db) as reader:
+        html = render_html(reader, run_id)
+    table = html[html.index('<table class="trials">') :]
+    table = table[: table.index("</table>")]
+    # c=2, n=3: pass^1 66.7% pass@1 66.7%; pass^2 33.3% pass@2 100%; pass^3 0% pass@3 100%
+    assert "<td>t</td><td class=num>2/3</td>" in table
+    assert "66.7% / 66.7%</td><td class=num>33.3% / 100.0%</td><td class=num>0.0% / 100.0%" in table
+    assert "pass^3 / pass@3" in html[html.index('id="scorecard"') :]

@@ -1,0 +1,80 @@
+"""``vae compare RUN_A RUN_B``: did agent v2 (run B) do better than v1 (run A)?
+
+A thin caller of :func:`scorer_service.compare.compare_runs`, reading the
+database directly (no service needed). Exit codes: 0 compared (also with
+regressions, unless ``--fail-on-regression``), 1 a regression with
+``--fail-on-regression``, 2 bad input (unknown run or scoring, a scoring of
+another run, no database).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from cli.common import db_option, json_option, print_json, store_errors
+
+
+@click.command("compare")
+@click.argument("run_a")
+@click.argument("run_b")
+@click.option("--scoring-a", default=None, help="Scoring of RUN_A (default: its current one).")
+@click.option("--scoring-b", default=None, help="Scoring of RUN_B (default: its current one).")
+@click.option(
+    "--fail-on-regression",
+    is_flag=True,
+    envvar="VAE_FAIL_ON_REGRESSION",
+    help="Exit 1 when any scenario regressed (for CI) (env VAE_FAIL_ON_REGRESSION).",
+)
+@db_option
+@json_option
+@store_errors
+def compare_command(
+    run_a: str,
+    run_b: str,
+    scoring_a: str | None,
+    scoring_b: str | None,
+    fail_on_regression: bool,
+    db_path: Path,
+    as_json: bool,
+) -> None:
+    """Compare RUN_B against RUN_A scenario by scenario (ids or unique prefixes).
+
+    Each scenario is a regression (passed in A, failed in B), a fix, the same,
+    unscored (no verdict on a side: never counted as a flip), or present in one
+    run only. Repeated trials (vae run --repeat K) are compared with pass^k.
+    Prints the reason of every flip, the rates side by side and what differed
+    in the two runs' and scorings' configuration. Exit codes: 0 compared, 1 a
+    regression with --fail-on-regression, 2 bad input.
+
+    \b
+    Examples:
+      vae compare 2026-12-01 2026-12-02 --db vae.db
+      vae compare v1-run v2-run --json --fail-on-regression
+    """
+    from scorer_service.compare import CompareError, compare_runs
+    from scorer_service.ledger import ScoringNotFoundError
+
+    if not db_path.exists():
+        raise click.UsageError(f"no database at {db_path}")
+    try:
+        cmp = compare_runs(db_path, run_a, run_b, scoring_a=scoring_a, scoring_b=scoring_b)
+    except (CompareError, ScoringNotFoundError) as exc:
+        raise click.UsageError(str(exc)) from exc
+    for warning in cmp.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if as_json:
+        print_json(cmp.as_dict())
+    else:
+        from cli.scoring_text import render_comparison
+
+        click.echo(render_comparison(cmp), nl=False)
+    if fail_on_regression and cmp.regressions:
+        names = ", ".join(s.scenario for s in cmp.regressions)
+        click.echo(f"{len(cmp.regressions)} regression(s): {names}", err=True)
+        sys.exit(1)
+
+
+COMMANDS: list[click.Command] = [compare_command]

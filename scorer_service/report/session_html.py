@@ -1,0 +1,163 @@
+"""One session in the report: a ``<details>`` block that explains its verdict.
+
+Summary line: verdict, scenario, one-line reason, duration and latency. Inside:
+the timeline (both waveforms, transcript, tool calls and interruptions on one
+axis) with the stereo player, the transcript (click a line to hear it), the
+signals with their reasons, every assertion with its verdict and reason, the
+final DB state against the expected one as a diff, the tool calls in full and
+the per-turn latency table with the bot-reported component timings beside the
+bridge's measurement. Every value from the store is escaped.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from scorer_service.report.scorecard import badge
+from scorer_service.report.timeline import session_timeline, timeline_legend
+
+
+def _json(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=1)
+    return f"<pre>{escape(str(text))}</pre>"
+
+
+def _num(v: Any) -> str:
+    return "" if not isinstance(v, int | float) else f"{v:.2f}"
+
+
+def _table(cls: str, head: list[str], rows: list[str], empty: str) -> str:
+    if not rows:
+        return f'<p class="small">{escape(empty)}</p>'
+    th = "".join(f"<th>{escape(h)}</th>" for h in head)
+    return f'<table class="{cls}"><tr>{th}</tr>{"".join(rows)}</table>'
+
+
+def _transcript(s: dict[str, Any]) -> str:
+    rows = [
+        f'<tr class="line seek {escape(t["side"])}" data-t="{float(t["t_s"]):.3f}">'
+        f'<td class="num">{float(t["t_s"]):.1f} s</td><td class="side">{escape(t["side"])}</td>'
+        f"<td>{escape(str(t['text']))}</td></tr>"
+        for t in s["transcript"]
+    ]
+    return _table("transcript", ["t", "side", "said (click to play)"], rows, "no transcript")
+
+
+def _signals(s: dict[str, Any]) -> str:
+    rows = [
+        f"<tr><td>{escape(name)}{' <span class=small>(gating)</span>' if row['gating'] else ''}"
+        f"</td><td>{badge(row['verdict'])}</td><td class=num>{_num(row['value'])}</td>"
+        f"<td>{escape('; '.join(row['reasons']))}</td></tr>"
+        for name, row in s["signals"].items()
+    ]
+    return _table("signals", ["signal", "verdict", "value", "why"], rows, "not scored")
+
+
+def _assertions(s: dict[str, Any]) -> str:
+    rows = [
+        f"<tr><td>{escape(a['kind'])}{' ' + escape(a['side']) if a['side'] else ''}</td>"
+        f"<td>{escape(a['assertion'])}</td><td>{badge(a['verdict'])}</td>"
+        f"<td>{escape(a['reason'])}</td></tr>"
+        for a in s["assertions"]
+    ]
+    return _table("assertions", ["kind", "assertion", "verdict", "reason"], rows,
+                  "no NL or DB assertions, no judge score")  # fmt: skip
+
+
+def _db(s: dict[str, Any]) -> str:
+    if not s["db"]:
+        return '<p class="small">no expected DB state for this scenario</p>'
+    out = []
+    for side in s["db"]:
+        rows = [
+            f"<tr><td><code>{escape(str(r.get('path')))}</code></td>"
+            f"<td>{escape(json.dumps(r.get('expected'), ensure_ascii=False))}</td>"
+            f"<td>{escape(json.dumps(r.get('actual'), ensure_ascii=False))}</td></tr>"
+            for r in side["diff"]
+        ]
+        state = "matches" if side["match"] else f"differs ({side['diff_total']} differences)"
+        note = f" — {side['reason']}" if side["reason"] else ""
+        out.append(
+            f"<div><b>{escape(side['side'])} DB {state}</b>{escape(note)}"
+            + _table("dbdiff", ["path", "expected", "recorded"], rows, "")
+            + "<details><summary class=small>final state</summary>"
+            + _json(side["actual"])
+            + "</details></div>"
+        )
+    return "".join(out)
+
+
+def _tools(s: dict[str, Any]) -> str:
+    rows = [
+        f'<tr class="seek" data-t="{float(c["t_s"]):.3f}"><td class=num>{float(c["t_s"]):.1f} s'
+        f"</td><td>{escape(c['side'])}</td><td>{escape(c['kind'])}</td>"
+        f"<td><b>{escape(c['name'])}</b></td><td>{_json(c['arguments'])}</td>"
+        f"<td>{_json(c['result'])}</td><td class=why>{escape(c['error'])}</td></tr>"
+        for c in s["tools"]
+    ]
+    head = ["t", "side", "kind", "tool", "arguments", "result", "error"]
+    return _table("tools", head, rows, "no tool calls")
+
+
+def _turns(s: dict[str, Any]) -> str:
+    names = sorted({k for t in s["turns"] for k in t["components"]})
+    rows = [
+        f'<tr class="seek" data-t="{t["user_end_s"]:.3f}"><td class=num>{i + 1}</td>'
+        f"<td class=num>{t['user_end_s']:.2f} s</td><td class=num>{t['agent_start_s']:.2f} s"
+        f"</td><td class=num><b>{t['latency_s']:.2f} s</b></td>"
+        + "".join(f"<td class=num>{_num(t['components'].get(n))}</td>" for n in names)
+        + "</tr>"
+        for i, t in enumerate(s["turns"])
+    ]
+    head = ["turn", "user stops", "agent audio", "latency", *(f"{n} (s, bot)" for n in names)]
+    return _table("turns", head, rows, "no agent response measured")
+
+
+def session_block(i: int, s: dict[str, Any]) -> str:
+    audio = (
+        f'<audio controls preload="none" src="{escape(s["audio"])}"></audio>'
+        '<span class="small"> stereo: user left, agent right</span>'
+        if s["audio"]
+        else '<p class="small">no audio in this report</p>'
+    )
+    lat = s["latency_p50_s"]
+    meta = (
+        f"{escape(s['domain'])} · {s['duration_s']:.1f} s · latency p50 "
+        f"{'n/a' if lat is None else f'{lat:.2f} s'} · stop: {escape(s['stop_reason'])}"
+    )
+    if s["stop_reason"] and not s.get("finished", True):
+        meta += f" (unfinished: {escape(s.get('stop_detail', ''))})"
+    reason = f' — <span class="why">{escape(s["reason"])}</span>' if s["reason"] else ""
+    errors = "".join(
+        f'<li class="bot-error"><b>bot error</b> {escape(str(e))}</li>'
+        for e in s.get("bot_errors", [])
+    )
+    is_open = " open" if s["verdict"] in ("failed", "unscored") else ""
+    return (
+        f'<details class="session" id="s-{i}" data-idx="{i}" data-verdict="{escape(s["verdict"])}"'
+        f"{is_open}><summary>{badge(s['verdict'])} <b>{escape(s['scenario_name'])}</b>{reason}"
+        f' <span class="small">· {meta}</span></summary>'
+        f'<div class="small">{escape(s["session_id"])} · attempt {s["attempt"]} · turns '
+        f"{s['user_turns']} user / {s['agent_turns']} agent</div>"
+        + (f'<ul class="reasons">{errors}</ul>' if errors else "")
+        + session_timeline(s)
+        + timeline_legend()
+        + audio
+        + '<div class="cols"><div><h3>Transcript</h3>'
+        + _transcript(s)
+        + "</div><div><h3>Signals</h3>"
+        + _signals(s)
+        + "<h3>Assertions</h3>"
+        + _assertions(s)
+        + "</div></div><h3>Final DB state vs expected</h3>"
+        + _db(s)
+        + "<h3>Tool calls</h3>"
+        + _tools(s)
+        + "<h3>Latency per turn</h3>"
+        + "<p class=\"small\">end of the user's speech → the agent's first audio, measured by "
+        "the bridge; the agent bot's own component timings beside it where it reported them</p>"
+        + _turns(s)
+        + "</details>"
+    )
