@@ -47,11 +47,11 @@ def _session_rows(o: SessionOutcome) -> list[list[str]]:
 
 
 def _unscored_note(summary: dict[str, Any]) -> str:
-    """Beside a rate: the sessions it leaves out and why."""
+    """Beside a rate's counts: why the unscored sessions were left out."""
     block = summary.get("unscored")
     if not isinstance(block, dict) or not block.get("sessions"):
         return ""
-    return f"  ({block['sessions']} unscored, left out: {causes_text(block)})"
+    return f"; left out: {causes_text(block)}"
 
 
 def render_scoring(scoring: ScoringRecord, outcomes: list[SessionOutcome]) -> str:
@@ -94,7 +94,7 @@ def render_scoring(scoring: ScoringRecord, outcomes: list[SessionOutcome]) -> st
     lines += [
         "",
         f"Success rate:      {pct(s.get('success_rate'))}  "
-        f"({_counts(s.get(signals.IS_SUCCESSFUL))}){_unscored_note(s)}",
+        f"({_counts(s.get(signals.IS_SUCCESSFUL))}{_unscored_note(s)})",
         f"Task success rate: {pct(s.get('task_success_rate'))}  "
         f"({_counts(s.get(signals.IS_TASK_SUCCESSFUL))})",
         "Signals:",

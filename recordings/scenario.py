@@ -17,6 +17,7 @@ from typing import Any
 
 from recordings import identifiers
 from recordings.errors import ScenarioError
+from recordings.trials import split_trial
 
 
 class SuccessSignal(enum.StrEnum):
@@ -156,7 +157,8 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ScenarioError(source, "name", "required, a non-empty string")
-    why = identifiers.problem(name.strip())
+    # A trial of a repeated run is frozen as "<name>#<k>" (recordings.trials).
+    why = identifiers.problem(split_trial(name.strip())[0])
     if why:
         raise ScenarioError(source, "name", f"{name.strip()[:40]!r} {why}")
     where = f"{source} [{name}]"

@@ -102,7 +102,7 @@ async def row_no_judge_opted_out(tmp_path: Path, _bridge: BridgeServer) -> None:
     args = ["--run", "2024", "--db", str(db), "--overrides", str(overrides), "--no-judge"]
     code, out, err = await cli("rescore", *args)
     assert code == 1 and "(no_judge: 3)" in err
-    assert "Success rate:      0.0%  (2 unscored, left out: no_judge: 3)" in out
+    assert "Success rate:      0.0%  (0/1 decided, 2 unscored; left out: no_judge: 3)" in out
     with RecordingReader(db) as reader:
         (scoring,) = reader.scorings()
         got = verdicts(reader, scoring.scoring_id, "is_successful")

@@ -129,11 +129,14 @@ def test_overrides_overwrite_list_show_diff(db: Path, tmp_path: Path) -> None:
         "(run.created)",
         "state",
         "success",
+        "unscored",
         "judge",
         "label",
     ]
     # the current scoring (what vae report shows) is marked
-    assert re.search(rf"^\*\s+{re.escape(second)}\s+complete\s+66.7%\s+-\s+fixed ref$", out, re.M)
+    assert re.search(
+        rf"^\*\s+{re.escape(second)}\s+complete\s+66.7%\s+0\s+-\s+fixed ref$", out, re.M
+    )
     code, out, _ = invoke("scores", "show", second[:-2], "--db", str(db), "--json")
     assert code == 0 and json.loads(out)["summary"]["success_rate"] == pytest.approx(2 / 3)
     code, out, _ = invoke("scores", "diff", first, second, "--db", str(db))

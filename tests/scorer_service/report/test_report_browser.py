@@ -126,9 +126,10 @@ def test_hostile_bot_text_stays_text_and_the_page_reads_without_javascript(
 ) -> None:
     db = tmp_path / "vae.db"
     evil = "</script><script>window.pwned=1</script><img src=http://x.invalid/a onerror=1>"
-    spec = SessionSpec("evil <b>name</b>", turns=[Turn("agent", 0.5, 2.0, evil),
-                                                  Turn("user", 2.5, 3.5, "ok")])  # fmt: skip
-    doc = scenario("evil <b>name</b>", tags=["</script>"], reference_answer={"tool": evil},
+    # Names and tags follow the identifier grammar; the domain and all bot text are free text.
+    spec = SessionSpec("evil-name", turns=[Turn("agent", 0.5, 2.0, evil),
+                                           Turn("user", 2.5, 3.5, "ok")])  # fmt: skip
+    doc = scenario("evil-name", domain="</script><b>dom</b>", reference_answer={"tool": evil},
                    success_signals=["ACTION_MATCH"])  # fmt: skip
     write_run_sync(db, [doc], [spec], run_id="h")
     score(db, "h")
@@ -136,8 +137,8 @@ def test_hostile_bot_text_stays_text_and_the_page_reads_without_javascript(
     with open_page(html) as (page, watch):
         assert page.evaluate("() => window.pwned") is None
         assert evil in page.locator("table.transcript").inner_text()
-        assert "evil <b>name</b>" in page.locator("li.fail-item").inner_text()
-        assert page.locator("#f-tag option[value='</script>']").count() == 1
+        assert "</script><b>dom</b>" in page.locator("details.session summary").inner_text()
+        assert page.locator("#f-domain option[value='</script><b>dom</b>']").count() == 1
         assert page.locator("#controls").is_visible()
     assert watch.errors == [] and watch.requests == []
     with open_page(html, javascript=False) as (page, watch):
