@@ -13,19 +13,20 @@ import contextlib
 import signal
 import sys
 
-import click
-import grpc
+from typing import TYPE_CHECKING
 
-from bots.client import Brain
-from bots.llm import LlmBrain, LlmSettings
-from bots.runner import BotConfig, run_bots
-from bots.scripted import play_script
-from bots.speech import default_synthesiser
+import click
+
 from cli.common import log_level_option, setup_logging, token_option
 from vae import __version__
 
+if TYPE_CHECKING:
+    from bots.runner import BotConfig
+
 
 async def _main(config: BotConfig) -> int:
+    from bots.runner import run_bots
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -95,7 +96,22 @@ def bot_command(
     token: str | None,
     log_level: str,
 ) -> None:
-    """Run a reference USER or AGENT bot that joins the bridge's sessions."""
+    """Run a reference USER or AGENT bot that joins the bridge's sessions.
+
+    \b
+    Examples:
+      vae bot agent --bridge 127.0.0.1:50051 --concurrency 4
+      vae bot user --bridge 127.0.0.1:50051 --tts buzz --sessions 1
+      vae bot agent --llm-base-url http://127.0.0.1:8000/v1 --llm-model my-model
+    """
+    import grpc
+
+    from bots.client import Brain
+    from bots.llm import LlmBrain, LlmSettings
+    from bots.runner import BotConfig
+    from bots.scripted import play_script
+    from bots.speech import default_synthesiser
+
     setup_logging(log_level)
     if bool(llm_base_url) != bool(llm_model):
         raise click.UsageError("--llm-base-url and --llm-model go together")

@@ -19,8 +19,6 @@ from typing import Any, TypeVar
 
 import click
 
-from recordings.errors import RunSelectionError, StoreError
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_DB = "vae.db"
@@ -70,12 +68,20 @@ def tls_server_options(func: F) -> F:
     return cert(key(func))
 
 
+#: Libraries whose INFO lines (one per HTTP request) would drown ours.
+THIRD_PARTY_LOGGERS = ("httpx", "httpcore", "openai", "grpc", "asyncio", "websockets")
+
+
 def setup_logging(level: str) -> None:
+    """Log to stderr at ``level``; third-party libraries only from WARNING unless debugging."""
     logging.basicConfig(
         level=getattr(logging, level.upper()),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    quiet = level.lower() != "debug"
+    for name in THIRD_PARTY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING if quiet else logging.NOTSET)
 
 
 def print_json(value: Any) -> None:
@@ -87,6 +93,8 @@ def store_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from recordings.errors import RunSelectionError, StoreError
+
         try:
             return func(*args, **kwargs)
         except RunSelectionError as exc:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
 from cli.common import db_option, json_option, print_json, store_errors
-from recordings.export import export_session
-from recordings.reader import RecordingReader
-from recordings.selection import select_run
 
 
 @click.command("export")
@@ -44,7 +42,20 @@ def export_command(
     db_path: Path,
     as_json: bool,
 ) -> None:
-    """Export RUN (exact id or unique prefix) as audio files or JSON."""
+    """Export RUN (exact id or unique prefix) as audio files or JSON.
+
+    Progress goes to stderr; stdout has only the result (one JSON document
+    with --json).
+
+    \b
+    Examples:
+      vae export 2026-12 --db vae.db --format flac -o export/
+      vae export 2026-12 --db vae.db --format json --session SESSION_ID --json
+    """
+    from recordings.export import export_session
+    from recordings.reader import RecordingReader
+    from recordings.selection import select_run
+
     with RecordingReader(db_path) as reader:
         run_id = select_run(reader, run)
         sessions = reader.sessions(run_id)
@@ -56,7 +67,7 @@ def export_command(
             sessions = [s for s in sessions if s.session_id in session_ids]
         written: list[Path] = []
         target = out_dir / run_id
-        with click.progressbar(sessions, label=f"exporting {run_id}", file=None) as bar:
+        with click.progressbar(sessions, label=f"exporting {run_id}", file=sys.stderr) as bar:
             for s in bar:
                 written.extend(export_session(reader, s.session_id, target, fmt))
     if as_json:

@@ -14,13 +14,14 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from cli.common import db_option, json_option, log_level_option, print_json, setup_logging
-from recordings.errors import StoreError
-from recordings.importers import ImportReport, RunIdTakenError, import_nemo
-from recordings.importers.nemo_layout import scan
+
+if TYPE_CHECKING:
+    from recordings.importers import ImportReport
 
 
 @click.group("import")
@@ -51,7 +52,16 @@ def import_nemo_cmd(
     hashes, LLM contexts and the frozen scenario. The framework's own verdicts
     are kept as a first scoring; unmapped files are kept raw. Then run
     `vae rescore --run RUN_ID`.
+
+    \b
+    Examples:
+      vae import nemo results/eval_20240601_102233 --db vae.db
+      vae import nemo results/eval_20240601_102233 --db vae.db --run-id baseline --json
     """
+    from recordings.errors import StoreError
+    from recordings.importers import RunIdTakenError, import_nemo
+    from recordings.importers.nemo_layout import scan
+
     setup_logging(log_level)
     if not directory.is_dir():
         raise click.UsageError(f"{directory}: no such directory")

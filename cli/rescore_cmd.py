@@ -9,14 +9,11 @@ run, bad overrides file, bad option).
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import grpc
-from tqdm import tqdm
 
 from cli.common import (
     db_option,
@@ -27,23 +24,14 @@ from cli.common import (
     store_errors,
     token_option,
 )
-from recordings.errors import ScenarioError
-from recordings.reader import RecordingReader
-from scorer_service import ledger
-from scorer_service.aggregate import SessionOutcome
-from scorer_service.config import (
-    END_POLICIES,
-    ConfigError,
-    JudgeSettings,
-    ScoringConfig,
-    load_overrides,
-)
-from scorer_service.registry import SCORER_NAMES
-from scorer_service.rescore import RescoreError, rescore
-from scorer_service.text import flips_as_dicts, render_flips, render_summary, scoring_as_dict
-from scorer_service.wire_client import remote_rescore
 
-_USAGE_CODES = (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT)
+if TYPE_CHECKING:
+    from recordings.reader import RecordingReader
+    from scorer_service.aggregate import SessionOutcome
+
+#: scorer_service.config.END_POLICIES, repeated so that --help imports no service
+#: (tests/cli/test_cli_startup.py checks they agree).
+END_POLICIES = ("tool-only", "valid-terminal-state")
 
 
 #: (flag, click keyword arguments, help) of every judge option.
@@ -79,6 +67,8 @@ def _judge_options(f: Any) -> Any:
 
 
 def _progress(disable: bool | None) -> tuple[Any, Any]:
+    from tqdm import tqdm
+
     bar = tqdm(total=0, unit="session", desc="rescoring", file=sys.stderr, disable=disable)
 
     def update(done: int, total: int, _outcome: SessionOutcome) -> None:
@@ -89,6 +79,8 @@ def _progress(disable: bool | None) -> tuple[Any, Any]:
 
 
 def _emit(scoring: Any, outcomes: list[SessionOutcome], as_json: bool) -> None:
+    from scorer_service.text import render_summary, scoring_as_dict
+
     if as_json:
         print_json(scoring_as_dict(scoring, outcomes))
     else:
@@ -107,16 +99,19 @@ def _emit(scoring: Any, outcomes: list[SessionOutcome], as_json: bool) -> None:
     "--only",
     "scorers",
     multiple=True,
-    type=click.Choice(SCORER_NAMES),
-    help="Run only these scorers (repeatable; default: all).",
+    metavar="SCORER",
+    help="Run only this scorer (repeatable; default: all), e.g. judge, action_match; "
+    "an unknown name lists the choices.",
 )
 @_judge_options
 @click.option(
     "--overrides",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="YAML/JSON file of nl_assertions, db_state_assertions, reference_answer, "
-    "expected_scenario_db, expected_user_db keyed by scenario name or '*'.",
+    help="YAML/JSON file keyed by scenario name or '*': values replacing the scenario's "
+    "nl_assertions, db_state_assertions, reference_answer, expected_scenario_db, "
+    "expected_user_db or success_signals; add_nl_assertions / add_db_state_assertions "
+    "add to the scenario's own instead (docs/scenarios.md).",
 )
 @click.option(
     "--append/--overwrite",
@@ -168,9 +163,34 @@ def _emit(scoring: Any, outcomes: list[SessionOutcome], as_json: bool) -> None:
 def rescore_command(**kw: Any) -> None:
     """Score a recorded run again into a new scoring; recordings are never changed.
 
-    Prints a summary in the spirit of all_summary.txt (or JSON with --json).
+    Prints a summary: success rates overall, per domain and per signal,
+    latency, tokens, and each failing session with why (or one JSON document
+    with --json). Progress goes to stderr.
+
+    \b
+    Examples:
+      vae rescore --run 2026-12 --db vae.db
+      vae rescore --run 2026-12 --db vae.db --only db_state_assertion --json
+      vae rescore --run 2026-12 --db vae.db --overrides overrides.yaml --label new-asserts
+      vae rescore --run 2026-12 --db vae.db --judge-base-url http://127.0.0.1:8000/v1 --judge-model my-judge
     """
+    import asyncio
+
+    import grpc
+
+    from recordings.errors import ScenarioError
+    from scorer_service.config import ConfigError, JudgeSettings, ScoringConfig, load_overrides
+    from scorer_service.registry import SCORER_NAMES
+    from scorer_service.rescore import RescoreError, rescore
+    from scorer_service.wire_client import remote_rescore
+
     setup_logging(kw["log_level"])
+    unknown = [name for name in kw["scorers"] if name not in SCORER_NAMES]
+    if unknown:
+        raise click.BadParameter(
+            f"unknown scorer {unknown[0]!r} (choose from {', '.join(SCORER_NAMES)})",
+            param_hint="--only",
+        )
     prompt = kw["judge_prompt"].read_text(encoding="utf-8") if kw["judge_prompt"] else ""
     try:
         overrides = load_overrides(kw["overrides"]) if kw["overrides"] else {}
@@ -230,7 +250,7 @@ def rescore_command(**kw: Any) -> None:
     except (ConfigError, ScenarioError, RescoreError) as exc:
         raise click.UsageError(str(exc)) from exc
     except grpc.aio.AioRpcError as exc:
-        if exc.code() in _USAGE_CODES:
+        if exc.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT):
             raise click.UsageError(exc.details() or str(exc.code())) from exc
         click.echo(
             f"error: scorer {kw['scorer_addr']}: {exc.code().name}: {exc.details()}", err=True
@@ -253,6 +273,8 @@ def scores_group() -> None:
 
 
 def _scoring(reader: RecordingReader, ref: str) -> Any:
+    from scorer_service import ledger
+
     try:
         return ledger.resolve_scoring(reader, ref)
     except ledger.ScoringNotFoundError as exc:
@@ -265,7 +287,17 @@ def _scoring(reader: RecordingReader, ref: str) -> Any:
 @json_option
 @store_errors
 def scores_list(run: str, db_path: Path, as_json: bool) -> None:
-    """List the scorings of RUN (exact id or prefix; all runs when omitted)."""
+    """List the scorings of RUN (exact id or prefix; all runs when omitted).
+
+    \b
+    Examples:
+      vae scores list 2026-12 --db vae.db
+      vae scores list --db vae.db --json
+    """
+    from recordings.reader import RecordingReader
+    from scorer_service import ledger
+    from scorer_service.text import scoring_as_dict
+
     with RecordingReader(db_path) as reader:
         found = ledger.list_scorings(reader, run)
     if as_json:
@@ -289,7 +321,16 @@ def scores_list(run: str, db_path: Path, as_json: bool) -> None:
 @json_option
 @store_errors
 def scores_show(scoring: str, db_path: Path, as_json: bool) -> None:
-    """Show SCORING (exact id or unique prefix): summary and per-session verdicts."""
+    """Show SCORING (exact id or unique prefix): summary and per-session verdicts.
+
+    \b
+    Examples:
+      vae scores show SCORING_ID --db vae.db
+      vae scores show SCORING_ID --db vae.db --json
+    """
+    from recordings.reader import RecordingReader
+    from scorer_service import ledger
+
     with RecordingReader(db_path) as reader:
         record = _scoring(reader, scoring)
         outcomes = ledger.session_outcomes(reader, record)
@@ -303,7 +344,17 @@ def scores_show(scoring: str, db_path: Path, as_json: bool) -> None:
 @json_option
 @store_errors
 def scores_diff(scoring_a: str, scoring_b: str, db_path: Path, as_json: bool) -> None:
-    """Per-session, per-signal verdict flips from SCORING_A to SCORING_B."""
+    """Per-session, per-signal verdict flips from SCORING_A to SCORING_B.
+
+    \b
+    Examples:
+      vae scores diff SCORING_A SCORING_B --db vae.db
+      vae scores diff SCORING_A SCORING_B --db vae.db --json
+    """
+    from recordings.reader import RecordingReader
+    from scorer_service import ledger
+    from scorer_service.text import flips_as_dicts, render_flips
+
     with RecordingReader(db_path) as reader:
         a, b = _scoring(reader, scoring_a), _scoring(reader, scoring_b)
         flips, summary = ledger.compare(reader, a, b)
