@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import signal
 import sys
-
 from typing import TYPE_CHECKING
 
 import click

@@ -84,4 +84,3 @@ def serve_command(
         asyncio.run(serve(db_path, address, settings=settings, tls=tls, token=token or None))
     except (OSError, RuntimeError) as exc:
         raise click.ClickException(f"cannot serve on {address}: {exc}") from exc
-

@@ -133,4 +133,3 @@ def demo_command(
         )
     else:
         print_summary(result, db_path)
-

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +34,6 @@ from scorer_service.report import render_html, report_data
 from scorer_service.server import start_scorer
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.scorer.v1 import scorer_pb2, scorer_pb2_grpc
-
 
 
 @dataclass

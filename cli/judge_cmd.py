@@ -17,7 +17,7 @@ from cli.common import json_option, log_level_option, print_json, setup_logging
 
 BANNER = (
     "STAND-IN JUDGE: rule-based keyword checks for trying the pipeline, NOT an evaluator.\n"
-    "  An NL assertion passes when every phrase it quotes (\"...\") appears in the\n"
+    '  An NL assertion passes when every phrase it quotes ("...") appears in the\n'
     "  conversation evidence (or, if it says not/never/no, when none does); the judge\n"
     "  score is the share of reference-answer values found in the recorded actions.\n"
     "  Use a real LLM judge for real evaluations."
@@ -53,7 +53,8 @@ def judge_serve(address: str, as_json: bool, log_level: str) -> None:
     Examples:
       vae judge serve
       vae judge serve --address 127.0.0.1:0 --json
-      vae rescore --run 2026-12 --db vae.db --judge-base-url http://127.0.0.1:8090/v1 --judge-model vae-offline-judge
+      vae rescore --run 2026-12 --db vae.db --judge-model vae-offline-judge \
+          --judge-base-url http://127.0.0.1:8090/v1
     """
     import signal
     import threading

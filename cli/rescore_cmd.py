@@ -172,7 +172,8 @@ def rescore_command(**kw: Any) -> None:
       vae rescore --run 2026-12 --db vae.db
       vae rescore --run 2026-12 --db vae.db --only db_state_assertion --json
       vae rescore --run 2026-12 --db vae.db --overrides overrides.yaml --label new-asserts
-      vae rescore --run 2026-12 --db vae.db --judge-base-url http://127.0.0.1:8000/v1 --judge-model my-judge
+      vae rescore --run 2026-12 --db vae.db --judge-model my-judge \
+          --judge-base-url http://127.0.0.1:8000/v1
     """
     import asyncio
 

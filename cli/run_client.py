@@ -25,7 +25,7 @@ USAGE_CODES = {
     grpc.StatusCode.ALREADY_EXISTS,
     grpc.StatusCode.FAILED_PRECONDITION,
 }
-STATUS = {v: k.removeprefix("RUNSTATUS_").lower() for k, v in bridge_pb2.RunStatus.items()}
+STATUS = {v: k.removeprefix("RUN_STATUS_").lower() for k, v in bridge_pb2.RunStatus.items()}
 STOP = {v: k.removeprefix("STOP_REASON_").lower() for k, v in bridge_pb2.StopReason.items()}
 RESUME = {v: k.removeprefix("RESUME_STATE_").lower() for k, v in bridge_pb2.ResumeState.items()}
 
@@ -135,4 +135,4 @@ async def run(
             f"run {final.run_id}: {status} ({final.scenarios_done}/"
             f"{final.scenarios_total} scenarios)"
         )
-    return 0 if final.status == bridge_pb2.RUNSTATUS_COMPLETED else 1
+    return 0 if final.status == bridge_pb2.RUN_STATUS_COMPLETED else 1

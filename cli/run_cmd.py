@@ -15,7 +15,6 @@ from typing import Any
 
 import click
 
-from cli.tables import COLUMNS, table
 from cli.common import (
     db_option,
     json_option,
@@ -25,6 +24,7 @@ from cli.common import (
     store_errors,
     token_option,
 )
+from cli.tables import COLUMNS, table
 
 
 @click.command("run")

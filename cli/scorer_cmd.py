@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import signal
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 import click

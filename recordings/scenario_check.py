@@ -180,8 +180,8 @@ def _describe(schema: dict[str, Any]) -> str:
     if "enum" in schema:
         return "one of " + ", ".join(str(e) for e in schema["enum"])
     kinds = schema.get("type", [])
-    kinds = kinds if isinstance(kinds, list) else [kinds]
-    return " or ".join(_JSON_TYPES.get(k, k) for k in kinds if k != "null") or "a value"
+    listed: list[str] = kinds if isinstance(kinds, list) else [kinds]
+    return " or ".join(_JSON_TYPES.get(k, k) for k in listed if k != "null") or "a value"
 
 
 def _string_problem(path: Path) -> str:
@@ -212,8 +212,9 @@ def _cross_checks(data: dict[str, Any], walker: _Walker) -> None:
         if declared:
             for tool in effects:
                 if tool not in declared:
+                    hint = suggest(tool, declared)
                     walker.add((role, "tool_effects", tool),
-                               f"effects for a tool not in resources.tools{suggest(tool, declared)}",
+                               f"effects for a tool not in resources.tools{hint}",
                                at_key=True)  # fmt: skip
         for name, steps in effects.items():
             for j, step in enumerate(steps):

@@ -138,7 +138,9 @@ class _Builder:
                 }
                 for inline in SIDE_INLINE:
                     for g in dataclasses.fields(inline):
-                        props[g.name] = self.field_schema(inline, g, typing.get_type_hints(inline)[g.name])
+                        props[g.name] = self.field_schema(
+                            inline, g, typing.get_type_hints(inline)[g.name]
+                        )
                 continue
             props[f.name] = self.field_schema(cls, f, hints[f.name])
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
@@ -167,7 +169,11 @@ def _default(f: dataclasses.Field[Any]) -> Any:
         return dataclasses.MISSING
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.MISSING  # a nested section: its own fields say their defaults
-    value = [str(v) if isinstance(v, enum.Enum) else v for v in value] if isinstance(value, list) else value
+    value = (
+        [str(v) if isinstance(v, enum.Enum) else v for v in value]
+        if isinstance(value, list)
+        else value
+    )
     try:
         json.dumps(value)
     except TypeError:
