@@ -93,6 +93,19 @@ def _duplicate_keys(node: Any, path: FieldPath, out: list[tuple[FieldPath, Any]]
             _duplicate_keys(item, (*path, i), out)
 
 
+def _yaml_problem(file: str, exc: yaml.YAMLError) -> Problem:
+    """A parse error in one line: what, where, and where the broken construct began."""
+    if not isinstance(exc, yaml.MarkedYAMLError) or exc.problem_mark is None:
+        return Problem(file, "<document>", f"cannot parse: {exc}")
+    mark = exc.problem_mark
+    text = f"cannot parse: {exc.problem}"
+    if exc.context:
+        began = exc.context_mark
+        text += f" ({exc.context}"
+        text += f" begun at line {began.line + 1}, column {began.column + 1})" if began else ")"
+    return Problem(file, "<document>", text, mark.line + 1, mark.column + 1)
+
+
 class _Linter:
     def __init__(self) -> None:
         self.result = LintResult()
@@ -108,6 +121,8 @@ class _Linter:
         many = len(docs) > 1 or isinstance(root, yaml.SequenceNode)
         for i, doc in enumerate(docs):
             prefix: FieldPath = (i,) if many else ()
+            name = doc.get("name") if isinstance(doc, dict) else None
+            unique = not isinstance(name, str) or self.unique(file, name.strip(), root, prefix)
             issues = check(doc)
             for issue in issues:
                 node = _node_at(root, (*prefix, *issue.path), issue.at_key) if root else None
@@ -122,24 +137,29 @@ class _Linter:
                 node = _node_at(root, (*prefix, *parse_field(exc.field)), False) if root else None
                 self.add(file, exc.field, exc.problem, node)
                 continue
-            name_node = _node_at(root, (*prefix, "name"), False) if root else None
-            if scenario.name in self.result.names:
-                self.add(file, "name", f"{scenario.name!r} also defined in "
-                         f"{self.result.names[scenario.name]}", name_node)  # fmt: skip
-                continue
-            self.result.names[scenario.name] = file
-            self.result.scenarios.append(scenario)
+            if unique:
+                self.result.scenarios.append(scenario)
+
+    def unique(self, file: str, name: str, root: Any, prefix: FieldPath) -> bool:
+        """Record ``name``; report it (and return False) when another document has it."""
+        if name in self.result.names:
+            node = _node_at(root, (*prefix, "name"), False) if root else None
+            label = f"[{prefix[0]}].name" if prefix else "name"
+            self.add(file, label, f"{name!r} also defined in {self.result.names[name]}", node)
+            return False
+        self.result.names[name] = file
+        return True
 
     def text(self, file: str, text: str, origin: Path | None, json_only: bool) -> None:
         try:
             data = json.loads(text) if json_only else yaml.safe_load(text)
-        except (json.JSONDecodeError, yaml.YAMLError) as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = getattr(exc, "lineno", None) or (mark.line + 1 if mark else None)
-            column = getattr(exc, "colno", None) or (mark.column + 1 if mark else None)
+        except json.JSONDecodeError as exc:
             self.result.problems.append(
-                Problem(file, "<document>", f"cannot parse: {exc}", line, column)
+                Problem(file, "<document>", f"cannot parse: {exc.msg}", exc.lineno, exc.colno)
             )
+            return
+        except yaml.YAMLError as exc:
+            self.result.problems.append(_yaml_problem(file, exc))
             return
         if data is None:
             self.add(file, "<document>", "empty file")
@@ -218,7 +238,10 @@ def lint_sources(sources: list[Source]) -> LintResult:
             linter.text("<inline>", src.value, None, json_only=False)
         else:
             linter.add("<request>", "sources", f"empty or unknown source {src.kind!r}")
-    return linter.result
+    result = linter.result
+    order = {f: i for i, f in enumerate(dict.fromkeys(p.file for p in result.problems))}
+    result.problems.sort(key=lambda p: (order[p.file], p.line or 0, p.column or 0))
+    return result
 
 
 def lint_arguments(values: list[str]) -> LintResult:

@@ -118,7 +118,7 @@ class _Walker:
         if branches:
             fitting = [b for b in branches if _type_ok(value, b)]
             if not fitting:
-                kinds = " or ".join(_describe(b) for b in branches)
+                kinds = " or ".join(_describe(b) for b in branches if b.get("type") != "null")
                 got = _JSON_TYPES.get(_type_of(value), _type_of(value))
                 self.add(path, f"must be {kinds}, got {got}")
                 return
@@ -159,10 +159,10 @@ class _Walker:
         extra = schema.get("additionalProperties", True)
         for key in schema.get("required", []):
             if key not in value:
-                self.add(path, f"missing required field {key!r}")
+                self.add((*path, key), "required field is missing")
         needs = [b["required"] for b in schema.get("anyOf", []) if "required" in b]
         if needs and not any(all(k in value for k in keys) for keys in needs):
-            options = " or ".join(" and ".join(repr(k) for k in keys) for keys in needs)
+            options = ", or ".join(" and ".join(repr(k) for k in keys) for keys in needs)
             self.add(path, f"needs {options}")
         for key, item in value.items():
             if key in props:
