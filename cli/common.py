@@ -79,6 +79,7 @@ def setup_logging(level: str) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    logging.getLogger().setLevel(getattr(logging, level.upper()))  # also when already set up
     quiet = level.lower() != "debug"
     for name in THIRD_PARTY_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING if quiet else logging.NOTSET)
