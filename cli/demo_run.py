@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,8 +108,8 @@ async def _score(
 
 
 def _sink(show: bool) -> TextIO | None:
-    """Where progress goes: the terminal, or nowhere for --json (stdout is the JSON)."""
-    return None if show else io.StringIO()
+    """Where progress goes: stderr, or nowhere for --json (stdout is the JSON)."""
+    return sys.stderr if show else io.StringIO()
 
 
 async def run_demo(

@@ -105,8 +105,8 @@ def test_defaults_repeated_for_fast_help_match_their_source() -> None:
     from cli import bridge_cmd, rescore_cmd
     from scorer_service.config import END_POLICIES
 
-    assert bridge_cmd.WAIT_TIMEOUT_S == BridgeSettings.wait_timeout_s
-    assert bridge_cmd.FINAL_STATE_TIMEOUT_S == BridgeSettings.final_state_timeout_s
+    assert BridgeSettings.wait_timeout_s == bridge_cmd.WAIT_TIMEOUT_S
+    assert BridgeSettings.final_state_timeout_s == bridge_cmd.FINAL_STATE_TIMEOUT_S
     assert rescore_cmd.END_POLICIES == END_POLICIES
 
 

@@ -47,7 +47,7 @@ def run_demo(db: Path, folder: Path) -> dict[str, object]:
     args = ["demo", "--db", str(db), "--suite", str(folder), "--concurrency", "8", "--json"]
     result = CliRunner().invoke(vae, args)
     assert result.exit_code == 0, result.output
-    doc: dict[str, object] = json.loads(result.output[result.output.index("{") :])
+    doc: dict[str, object] = json.loads(result.stdout)  # exactly one document on stdout
     return doc
 
 

@@ -52,12 +52,13 @@ async def test_vae_run_refuses_before_asking_the_bridge(
     assert result.exit_code == 2
     lines = result.stderr.splitlines()
     assert any(
-        line.startswith(f"{a}:") and "agent.script[1].sey: unknown field; did you mean 'say'?"
-        in line
+        line.startswith(f"{a}:")
+        and "agent.script[1].sey: unknown field; did you mean 'say'?" in line
         for line in lines
     ), result.stderr
     assert any(
-        line.startswith(f"{b}:") and "agent.tool_effects.book[0].op: 'apend' is not one of" in line
+        line.startswith(f"{b}:")
+        and "agent.tool_effects.book[0].op: 'apend' is not one of" in line
         and "did you mean 'append'?" in line
         for line in lines
     ), result.stderr

@@ -24,7 +24,13 @@ from bots import jsondb, scripted
 from recordings import scenario as model
 from recordings import scenario_parts as parts
 from recordings.scenario_docs import FIELD_DOCS
-from recordings.scenario_schema import ALIASES, SCHEMA_FILE, SIDE_INLINE, scenario_schema, schema_text
+from recordings.scenario_schema import (
+    ALIASES,
+    SCHEMA_FILE,
+    SIDE_INLINE,
+    scenario_schema,
+    schema_text,
+)
 from scorer_service.scorers import db_assertion
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,9 +87,7 @@ def test_schema_defaults_parse_into_the_model_defaults() -> None:
 
 
 def test_every_field_has_a_description() -> None:
-    documented = {
-        f"{c.__name__}.{f.name}" for c in _dataclasses() for f in dataclasses.fields(c)
-    }
+    documented = {f"{c.__name__}.{f.name}" for c in _dataclasses() for f in dataclasses.fields(c)}
     missing = sorted(documented - set(FIELD_DOCS))
     stale = sorted(set(FIELD_DOCS) - documented)
     assert not missing, f"describe these in recordings/scenario_docs.py: {missing}"
@@ -92,7 +96,7 @@ def test_every_field_has_a_description() -> None:
 
 def test_bot_and_scorer_formats_match_the_declared_parts() -> None:
     """The reference bots and the scorer parse at run time what the schema declares."""
-    assert scripted._ITEM_KEYS == {f.name for f in dataclasses.fields(parts.ScriptItem)}
+    assert {f.name for f in dataclasses.fields(parts.ScriptItem)} == scripted._ITEM_KEYS
     assert set(jsondb.OPERATIONS) == set(parts.EFFECT_OPERATIONS)
     assert set(typing.get_args(parts.EffectOperation)) == set(parts.EFFECT_OPERATIONS)
     ops = set(db_assertion.OPERATORS) | set(db_assertion.EXISTENCE)
