@@ -68,21 +68,28 @@ def tls_server_options(func: F) -> F:
     return cert(key(func))
 
 
-#: Libraries whose INFO lines (one per HTTP request) would drown ours.
-THIRD_PARTY_LOGGERS = ("httpx", "httpcore", "openai", "grpc", "asyncio", "websockets")
+#: The logger namespace of vae's own modules (``vae.bridge``, ``vae.scorer.judge``, ...).
+OWN_LOGGER = "vae"
 
 
 def setup_logging(level: str) -> None:
-    """Log to stderr at ``level``; third-party libraries only from WARNING unless debugging."""
+    """Log to stderr: vae's own loggers at ``level``, everything else from WARNING.
+
+    Third-party libraries (the HTTP client under ``openai`` logs every request
+    at INFO, whatever its logger is called) stay quiet unless ``level`` is
+    ``debug``, which shows everything.
+    """
+    wanted = getattr(logging, level.upper())
     logging.basicConfig(
-        level=getattr(logging, level.upper()),
+        level=wanted,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    logging.getLogger().setLevel(getattr(logging, level.upper()))  # also when already set up
-    quiet = level.lower() != "debug"
-    for name in THIRD_PARTY_LOGGERS:
-        logging.getLogger(name).setLevel(logging.WARNING if quiet else logging.NOTSET)
+    # Set explicitly: basicConfig does nothing when logging is already configured.
+    logging.getLogger().setLevel(
+        wanted if wanted <= logging.DEBUG else max(wanted, logging.WARNING)
+    )
+    logging.getLogger(OWN_LOGGER).setLevel(wanted)
 
 
 def print_json(value: Any) -> None:

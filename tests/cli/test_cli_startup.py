@@ -89,15 +89,20 @@ def test_commands_that_log_take_log_level(argv: list[str]) -> None:
 
 
 def test_third_party_logs_are_quiet_unless_debugging() -> None:
-    before = logging.getLogger().level
-    setup_logging("info")
-    assert not logging.getLogger("httpx").isEnabledFor(logging.INFO)
-    assert not logging.getLogger("openai").isEnabledFor(logging.INFO)
-    assert logging.getLogger("vae.x").isEnabledFor(logging.INFO)
-    setup_logging("debug")
-    assert logging.getLogger("httpx").isEnabledFor(logging.DEBUG)
-    setup_logging("info")
-    logging.getLogger().setLevel(before)
+    root, own = logging.getLogger(), logging.getLogger("vae")
+    before = root.level, own.level
+    try:
+        setup_logging("info")
+        for name in ("httpx", "httpx2", "openai", "grpc", "anything.else"):
+            assert not logging.getLogger(name).isEnabledFor(logging.INFO), name
+        assert logging.getLogger("vae.scorer.judge").isEnabledFor(logging.INFO)
+        setup_logging("warning")
+        assert not logging.getLogger("vae.bridge").isEnabledFor(logging.INFO)
+        setup_logging("debug")
+        assert logging.getLogger("httpx2").isEnabledFor(logging.DEBUG)
+    finally:
+        root.setLevel(before[0])
+        own.setLevel(before[1])
 
 
 def test_defaults_repeated_for_fast_help_match_their_source() -> None:
