@@ -36,6 +36,17 @@ from recordings.errors import ScenarioError
 from recordings.scenario import Scenario, scenario_from_dict
 
 SUFFIXES = (".yaml", ".yml", ".json")
+#: Files in a suite folder that are not scenarios: JSON Schemas kept for editors.
+SKIPPED_SUFFIX = ".schema.json"
+
+
+def suite_files(folder: Path) -> list[Path]:
+    """The scenario files of a suite folder, recursively, in sorted order."""
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if p.suffix in SUFFIXES and p.is_file() and not p.name.endswith(SKIPPED_SUFFIX)
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +87,7 @@ def load_file(path: Path) -> list[Scenario]:
 def load_path(value: str) -> list[Scenario]:
     path = Path(value).expanduser()
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+        files = suite_files(path)
         if not files:
             raise ScenarioError(value, "<folder>", "holds no .yaml, .yml or .json scenario files")
         return [s for f in files for s in load_file(f)]

@@ -25,6 +25,7 @@ from bridge_service.scenario_files import (
     _checked,
     _documents,
     _import,
+    suite_files,
 )
 from recordings.errors import ScenarioError
 from recordings.scenario import Scenario, scenario_from_dict
@@ -186,7 +187,7 @@ class _Linter:
     def path(self, value: str) -> None:
         path = Path(value).expanduser()
         if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+            files = suite_files(path)
             if not files:
                 self.add(value, "<folder>", "holds no .yaml, .yml or .json scenario files")
             for f in files:

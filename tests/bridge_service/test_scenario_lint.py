@@ -89,3 +89,12 @@ def test_inline_and_module_sources_are_checked_too(tmp_path: Path) -> None:
     text = str(info.value)
     assert f"{module}: user.script[0].sey: unknown field; did you mean 'say'?" in text
     assert "<inline>:1:15: max_duration: must be a number, got a string" in text
+
+
+def test_schema_files_in_a_suite_folder_are_not_scenarios(tmp_path: Path) -> None:
+    from recordings.scenario_schema import schema_text
+
+    (tmp_path / "scenario.schema.json").write_text(schema_text())
+    (tmp_path / "one.yaml").write_text("name: one\n")
+    result = lint_arguments([str(tmp_path)])
+    assert result.problems == [] and [s.name for s in result.scenarios] == ["one"]
