@@ -138,3 +138,15 @@ def test_mistakes_beyond_the_schema_are_the_validators(name: str) -> None:
 def test_every_broken_file_is_covered() -> None:
     names = {p.name for p in BROKEN.iterdir()}
     assert names == {*SCHEMA_REJECTS, *BEYOND_SCHEMA, "unparsable.yaml"}
+
+
+def test_vae_schema_scenario_prints_the_shipped_schema(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from cli.main import vae
+
+    printed = CliRunner().invoke(vae, ["schema", "scenario"])
+    assert printed.exit_code == 0 and printed.stdout == SCHEMA_FILE.read_text(encoding="utf-8")
+    written = CliRunner().invoke(vae, ["schema", "scenario", "-o", str(tmp_path / "s.json")])
+    assert written.exit_code == 0 and written.stdout == ""
+    assert (tmp_path / "s.json").read_text(encoding="utf-8") == printed.stdout
