@@ -56,8 +56,8 @@ def _schema() -> dict[str, Any]:
     return scenario_schema()
 
 
-def suggest(word: str, choices: Any) -> str:
-    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+def suggest(word: str, choices: Any, cutoff: float = 0.6) -> str:
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=cutoff)
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
@@ -168,10 +168,11 @@ class _Walker:
             if key in props:
                 self.walk(item, props[key], (*path, key))
             elif extra is False:
-                hint = suggest(key, props)
-                if not hint and "extras" in props:
-                    hint = "; settings for your own bot go under 'extras'"
-                self.add((*path, str(key)), f"unknown field{hint}", at_key=True)
+                self.add((*path, str(key)), f"unknown field{suggest(key, props)}", at_key=True)
+            elif schema.get("x-vae-refuse-misspelt-keys") and suggest(key, props, 0.75):
+                hint = suggest(key, props, 0.75)
+                self.add((*path, str(key)), f"unknown field{hint} (a key of your own goes "
+                         "under 'extras')", at_key=True)  # fmt: skip
             elif isinstance(extra, dict):
                 self.walk(item, extra, (*path, str(key)))
 

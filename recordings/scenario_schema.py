@@ -58,6 +58,9 @@ ALIASES: dict[str, dict[str, Any]] = {
     },
     "NoiseConfig": {"random_white_noise": (bool, "white_noise_db: -20")},
 }
+#: Annotation of an open mapping whose unknown keys are refused only when they look
+#: like a misspelt known key (the validator reads it; JSON Schema ignores it).
+TYPO_CHECK = "x-vae-refuse-misspelt-keys"
 #: Side-section keys besides the SideSpec fields, by the dataclass describing them.
 SIDE_INLINE = (parts.ReferenceBotConfig, parts.ImportedSideKeys)
 
@@ -153,7 +156,13 @@ class _Builder:
         schema["properties"] = props
         if required:
             schema["required"] = required
-        schema["additionalProperties"] = False
+        if cls is model.SideSpec:
+            # Other keys go to the side's own bot as they are (a Node bot reads its
+            # own key); a key that looks like a misspelt known one is refused.
+            schema["additionalProperties"] = True
+            schema[TYPO_CHECK] = True
+        else:
+            schema["additionalProperties"] = False
         one_of = getattr(cls, "SCHEMA_ONE_OF", ())
         if one_of:
             schema["anyOf"] = [{"required": list(keys)} for keys in one_of]

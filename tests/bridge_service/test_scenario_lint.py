@@ -42,7 +42,8 @@ types.yaml:11:5: db_state_assertions[1]: needs 'path' and 'op', or 'func_name'
 types.yaml:13:12: initialization_actions[0].side: 'both' is not one of: agent, user, assistant
 typos.yaml:2:7: name: 'typos' also defined in two.yaml
 typos.yaml:3:1: max_duraton: unknown field; did you mean 'max_duration'?
-typos.yaml:5:3: agent.scirpt: unknown field; did you mean 'script'?
+typos.yaml:5:3: agent.scirpt: unknown field; did you mean 'script'? (a key of your own goes \
+under 'extras')
 typos.yaml:8:7: agent.script[0].sey: unknown field; did you mean 'say'?
 typos.yaml:10:12: agent.script[1].end: must be true or false, got a string
 typos.yaml:16:14: agent.tool_effects.change_flight[0].op: 'sett' is not one of: get, set, \
@@ -98,3 +99,18 @@ def test_schema_files_in_a_suite_folder_are_not_scenarios(tmp_path: Path) -> Non
     (tmp_path / "one.yaml").write_text("name: one\n")
     result = lint_arguments([str(tmp_path)])
     assert result.problems == [] and [s.name for s in result.scenarios] == ["one"]
+
+
+def test_own_bot_keys_pass_through_but_look_alikes_are_refused(tmp_path: Path) -> None:
+    """A side may carry keys for its own bot (sent in side_config_json) unless they look misspelt."""
+    path = tmp_path / "own.yaml"
+    path.write_text("name: own\nagent:\n  node_bot: {answers: 2}\n  extras: {scirpt: mine}\n")
+    result = lint_arguments([str(path)])
+    assert result.problems == []
+    assert result.scenarios[0].agent.extras == {"node_bot": {"answers": 2}, "scirpt": "mine"}
+    path.write_text("name: own\nagent:\n  scirpt: []\n")
+    [problem] = lint_arguments([str(path)]).problems
+    assert str(problem) == (
+        f"{path}:3:3: agent.scirpt: unknown field; did you mean 'script'? "
+        "(a key of your own goes under 'extras')"
+    )
