@@ -102,7 +102,7 @@ def test_schema_files_in_a_suite_folder_are_not_scenarios(tmp_path: Path) -> Non
 
 
 def test_own_bot_keys_pass_through_but_look_alikes_are_refused(tmp_path: Path) -> None:
-    """A side may carry keys for its own bot (sent in side_config_json) unless they look misspelt."""
+    """A side may carry keys for its own bot (side_config_json) unless they look misspelt."""
     path = tmp_path / "own.yaml"
     path.write_text("name: own\nagent:\n  node_bot: {answers: 2}\n  extras: {scirpt: mine}\n")
     result = lint_arguments([str(path)])
