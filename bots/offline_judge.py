@@ -103,6 +103,6 @@ def _respond(request: dict[str, Any]) -> dict[str, Any]:
     return {"content": json.dumps(judge(request.get("messages", [])))}
 
 
-def offline_judge_server(port: int = 0) -> OpenAICompatibleServer:
+def offline_judge_server(port: int = 0, host: str = "127.0.0.1") -> OpenAICompatibleServer:
     """The stand-in judge as an OpenAI-compatible server (call ``start()``)."""
-    return OpenAICompatibleServer(_respond, model=MODEL, port=port)
+    return OpenAICompatibleServer(_respond, model=MODEL, port=port, host=host)

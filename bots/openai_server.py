@@ -9,6 +9,7 @@ so it serves a client on any event loop, and stops with :meth:`close`.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -91,8 +92,17 @@ class OpenAICompatibleServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, responder: Responder, *, model: str = "vae-offline", port: int = 0) -> None:
-        super().__init__(("127.0.0.1", port), _Handler)
+    def __init__(
+        self,
+        responder: Responder,
+        *,
+        model: str = "vae-offline",
+        port: int = 0,
+        host: str = "127.0.0.1",
+    ) -> None:
+        if ":" in host:
+            self.address_family = socket.AF_INET6
+        super().__init__((host, port), _Handler)
         self.responder = responder
         self.model = model
         self.requests: list[dict[str, Any]] = []
@@ -104,7 +114,8 @@ class OpenAICompatibleServer(ThreadingHTTPServer):
     @property
     def base_url(self) -> str:
         host, port = self.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        shown = f"[{host!s}]" if ":" in str(host) else str(host)
+        return f"http://{shown}:{port}/v1"
 
     def start(self) -> OpenAICompatibleServer:
         self._thread.start()

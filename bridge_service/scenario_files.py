@@ -1,9 +1,10 @@
-"""Loading scenario sources: files, folders, inline text, Python modules (DESIGN.md §5).
+"""Loading scenario sources: files, folders, inline text, Python modules.
 
-Every source is read and validated before a run starts; the first problem
-raises :class:`~recordings.errors.ScenarioError` naming the source (path, and
-the scenario's name inside it), the field and what was wrong, so a broken
-file never costs a half-finished run.
+The format is docs/scenarios.md. Every source is read and validated before a
+run starts; :func:`load_sources` raises one
+:class:`~recordings.errors.ScenarioError` listing every problem (source,
+position, field, what was wrong), so a broken file never costs a
+half-finished run.
 
 - a ``.yaml``/``.yml``/``.json`` file holds one scenario or a list of them;
 - a folder is a suite: every such file in it, recursively, in sorted order;
@@ -35,6 +36,17 @@ from recordings.errors import ScenarioError
 from recordings.scenario import Scenario, scenario_from_dict
 
 SUFFIXES = (".yaml", ".yml", ".json")
+#: Files in a suite folder that are not scenarios: JSON Schemas kept for editors.
+SKIPPED_SUFFIX = ".schema.json"
+
+
+def suite_files(folder: Path) -> list[Path]:
+    """The scenario files of a suite folder, recursively, in sorted order."""
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if p.suffix in SUFFIXES and p.is_file() and not p.name.endswith(SKIPPED_SUFFIX)
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,7 +87,7 @@ def load_file(path: Path) -> list[Scenario]:
 def load_path(value: str) -> list[Scenario]:
     path = Path(value).expanduser()
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+        files = suite_files(path)
         if not files:
             raise ScenarioError(value, "<folder>", "holds no .yaml, .yml or .json scenario files")
         return [s for f in files for s in load_file(f)]
@@ -169,20 +181,14 @@ def _checked(sc: Scenario, origin: Path | None) -> Scenario:
 
 
 def load_sources(sources: list[Source]) -> list[Scenario]:
-    """All scenarios of all sources, validated; names must be unique across them."""
-    if not sources:
-        raise ScenarioError("<request>", "sources", "give at least one scenario source")
-    loaders = {"path": load_path, "python_module": load_module, "inline": load_inline}
-    scenarios: list[Scenario] = []
-    seen: dict[str, str] = {}
-    for src in sources:
-        if src.kind not in loaders or not src.value:
-            raise ScenarioError("<request>", "sources", f"empty or unknown source {src.kind!r}")
-        for sc in loaders[src.kind](src.value):
-            if sc.name in seen:
-                raise ScenarioError(
-                    src.value, "name", f"{sc.name!r} also defined in {seen[sc.name]}"
-                )
-            seen[sc.name] = src.value
-            scenarios.append(sc)
-    return scenarios
+    """All scenarios of all sources, validated; names must be unique across them.
+
+    Raises one :class:`ScenarioError` listing every problem of every source
+    (``bridge_service/scenario_lint.py`` finds them, with file positions).
+    """
+    from bridge_service.scenario_lint import lint_sources
+
+    result = lint_sources(sources)
+    if result.problems:
+        raise result.error()
+    return result.scenarios

@@ -13,17 +13,15 @@ import contextlib
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import grpc
 
-from bots.client import Brain
-from bots.llm import LlmBrain, LlmSettings
-from bots.runner import BotConfig, BridgeUnreachable, run_bots
-from bots.scripted import play_script
-from bots.speech import default_synthesiser
 from cli.common import log_level_option, setup_logging, token_option
 from vae import __version__
+
+if TYPE_CHECKING:
+    from bots.runner import BotConfig
 
 
 async def _main(config: BotConfig) -> int:
@@ -34,6 +32,8 @@ async def _main(config: BotConfig) -> int:
     except BridgeUnusable as exc:
         click.echo(f"error: {exc}", err=True)
         return 1
+    from bots.runner import run_bots
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -119,8 +119,19 @@ def bot_command(
     \b
     Examples:
       vae bot user --bridge 127.0.0.1:50051
+      vae bot agent --bridge 127.0.0.1:50051 --concurrency 4
       vae bot agent --concurrency 4 --token s3cret --tls-ca ca.pem
+      vae bot user --bridge 127.0.0.1:50051 --tts buzz --sessions 1
+      vae bot agent --llm-base-url http://127.0.0.1:8000/v1 --llm-model my-model
     """
+    import grpc
+
+    from bots.client import Brain
+    from bots.llm import LlmBrain, LlmSettings
+    from bots.runner import BotConfig, BridgeUnreachable
+    from bots.scripted import play_script
+    from bots.speech import default_synthesiser
+
     setup_logging(log_level)
     if bool(llm_base_url) != bool(llm_model):
         raise click.UsageError("--llm-base-url and --llm-model go together")

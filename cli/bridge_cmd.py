@@ -8,8 +8,6 @@ from pathlib import Path
 
 import click
 
-from bridge_service.config import BridgeSettings
-from bridge_service.server import serve
 from cli.common import (
     db_option,
     log_level_option,
@@ -18,7 +16,11 @@ from cli.common import (
     tls_server_options,
     token_option,
 )
-from vae.serving import TlsFiles
+
+#: BridgeSettings' defaults, repeated so that --help need not import the bridge
+#: (tests/cli/test_cli_startup.py checks they agree).
+WAIT_TIMEOUT_S = 300.0
+FINAL_STATE_TIMEOUT_S = 10.0
 
 log = logging.getLogger("vae.bridge")
 
@@ -42,7 +44,7 @@ def bridge_group() -> None:
 @click.option(
     "--wait-timeout",
     type=click.FloatRange(min=0.1),
-    default=BridgeSettings.wait_timeout_s,
+    default=WAIT_TIMEOUT_S,
     show_default=True,
     envvar="VAE_BRIDGE_WAIT_TIMEOUT",
     help="Seconds a joined bot may wait for a session (env VAE_BRIDGE_WAIT_TIMEOUT).",
@@ -50,7 +52,7 @@ def bridge_group() -> None:
 @click.option(
     "--final-state-timeout",
     type=click.FloatRange(min=0.1),
-    default=BridgeSettings.final_state_timeout_s,
+    default=FINAL_STATE_TIMEOUT_S,
     show_default=True,
     envvar="VAE_BRIDGE_FINAL_STATE_TIMEOUT",
     help="Seconds to wait for a bot's final state at the end of a session.",
@@ -81,7 +83,16 @@ def serve_command(
 
     On SIGINT/SIGTERM live sessions end with reason `shutdown`, each still
     records its end, and the database is flushed before exit.
+
+    \b
+    Examples:
+      vae bridge serve --db vae.db
+      vae bridge serve --address 0.0.0.0:50051 --token "$SECRET" --tls-cert c.pem --tls-key k.pem
     """
+    from bridge_service.config import BridgeSettings
+    from bridge_service.server import serve
+    from vae.serving import TlsFiles
+
     setup_logging(log_level)
     if (tls_cert is None) != (tls_key is None):
         raise click.UsageError("--tls-cert and --tls-key go together")
@@ -101,6 +112,3 @@ def serve_command(
         raise click.UsageError(str(exc)) from exc
     except (OSError, RuntimeError) as exc:
         raise click.ClickException(f"cannot serve on {address}: {exc}") from exc
-
-
-COMMANDS: list[click.Command] = [bridge_group]

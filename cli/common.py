@@ -20,9 +20,6 @@ from typing import Any, TypeVar
 
 import click
 
-from recordings.errors import RunSelectionError, StoreError
-from recordings.identifiers import InvalidIdentifier
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_DB = "vae.db"
@@ -72,12 +69,28 @@ def tls_server_options(func: F) -> F:
     return cert(key(func))
 
 
+#: The logger namespace of vae's own modules (``vae.bridge``, ``vae.scorer.judge``, ...).
+OWN_LOGGER = "vae"
+
+
 def setup_logging(level: str) -> None:
+    """Log to stderr: vae's own loggers at ``level``, everything else from WARNING.
+
+    Third-party libraries (the HTTP client under ``openai`` logs every request
+    at INFO, whatever its logger is called) stay quiet unless ``level`` is
+    ``debug``, which shows everything.
+    """
+    wanted = getattr(logging, level.upper())
     logging.basicConfig(
-        level=getattr(logging, level.upper()),
+        level=wanted,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    # Set explicitly: basicConfig does nothing when logging is already configured.
+    logging.getLogger().setLevel(
+        wanted if wanted <= logging.DEBUG else max(wanted, logging.WARNING)
+    )
+    logging.getLogger(OWN_LOGGER).setLevel(wanted)
 
 
 def print_json(value: Any) -> None:
@@ -89,6 +102,9 @@ def store_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from recordings.errors import RunSelectionError, StoreError
+        from recordings.identifiers import InvalidIdentifier
+
         try:
             return func(*args, **kwargs)
         except (RunSelectionError, InvalidIdentifier) as exc:

@@ -8,11 +8,6 @@ from pathlib import Path
 import click
 
 from cli.common import db_option, json_option, print_json, store_errors
-from recordings import identifiers
-from recordings.export import export_session
-from recordings.identifiers import OutsideTarget, contained
-from recordings.reader import RecordingReader
-from recordings.selection import select_run
 
 
 @click.command("export")
@@ -50,13 +45,16 @@ def export_command(
     """Export RUN (exact id or unique prefix) as audio files or JSON.
 
     Files go to OUTPUT/<run>/<scenario>.<attempt>.<kind>; nothing is ever
-    written outside OUTPUT.
+    written outside OUTPUT. Progress goes to stderr; stdout has only the
+    result (one JSON document with --json).
 
     \b
     Examples:
-      vae export 2024-06-01 --db vae.db --format flac -o export/
-      vae export my-run --session my-run_s1_a1 --format json --json
+      vae export 2026-12 --db vae.db --format flac -o export/
+      vae export 2026-12 --db vae.db --format json --session SESSION_ID --json
     """
+    from recordings.identifiers import OutsideTarget
+
     try:
         _export(run, session_ids, fmt, out_dir, db_path, as_json)
     except OutsideTarget as exc:
@@ -67,6 +65,12 @@ def export_command(
 def _export(
     run: str, session_ids: tuple[str, ...], fmt: str, out_dir: Path, db_path: Path, as_json: bool
 ) -> None:
+    from recordings import identifiers
+    from recordings.export import export_session
+    from recordings.identifiers import contained
+    from recordings.reader import RecordingReader
+    from recordings.selection import select_run
+
     with RecordingReader(db_path) as reader:
         run_id = select_run(reader, run)
         sessions = reader.sessions(run_id)

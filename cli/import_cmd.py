@@ -14,14 +14,14 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from cli.common import db_option, json_option, log_level_option, print_json, setup_logging
-from recordings.errors import StoreError
-from recordings.importers import ImportReport, RunIdTakenError, import_nemo
-from recordings.importers.nemo_fingerprint import AlreadyImportedError
-from recordings.importers.nemo_layout import scan
+
+if TYPE_CHECKING:
+    from recordings.importers import ImportReport
 
 
 @click.group("import")
@@ -68,7 +68,17 @@ def import_nemo_cmd(
     symlinks that loop, dangle or leave DIRECTORY and special files are listed
     as problems and ignored. Importing the same DIRECTORY (path and content)
     twice is refused (exit 2) unless --again.
+
+    \b
+    Examples:
+      vae import nemo results/eval_20240601_102233 --db vae.db
+      vae import nemo results/eval_20240601_102233 --db vae.db --run-id baseline --json
     """
+    from recordings.errors import StoreError
+    from recordings.importers import RunIdTakenError, import_nemo
+    from recordings.importers.nemo_fingerprint import AlreadyImportedError
+    from recordings.importers.nemo_layout import scan
+
     setup_logging(log_level)
     if not directory.is_dir():
         raise click.UsageError(f"{directory}: no such directory")

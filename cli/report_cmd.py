@@ -7,11 +7,6 @@ from pathlib import Path
 import click
 
 from cli.common import db_option, json_option, print_json, store_errors
-from recordings.reader import RecordingReader
-from recordings.selection import select_run
-from scorer_service.ledger import ScoringNotFoundError
-from scorer_service.report import report_data
-from scorer_service.report.html import render
 
 
 @click.command("report")
@@ -88,7 +83,14 @@ def report_command(
       vae report 2026-12-02 --db vae.db -o report.html
       vae report v2-run --baseline v1-run --db vae.db
       vae report big-run --audio files -o big.html   # audio in big_audio/
+      vae report 2026-12 --db vae.db --scoring SCORING_B --compare SCORING_A --json
     """
+    from recordings.reader import RecordingReader
+    from recordings.selection import select_run
+    from scorer_service.ledger import ScoringNotFoundError
+    from scorer_service.report import report_data
+    from scorer_service.report.html import render
+
     if not db_path.exists():
         raise click.UsageError(f"no database at {db_path}")
     with RecordingReader(db_path) as reader:

@@ -12,14 +12,11 @@ option, scenarios that need a judge and none configured without
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import grpc
-from tqdm import tqdm
 
 from cli import rescore_verdict
 from cli.common import (
@@ -31,24 +28,14 @@ from cli.common import (
     store_errors,
     token_option,
 )
-from recordings.errors import ScenarioError
-from recordings.reader import RecordingReader
-from scorer_service import ledger
-from scorer_service.aggregate import SessionOutcome
-from scorer_service.config import (
-    END_POLICIES,
-    ConfigError,
-    JudgeSettings,
-    ScoringConfig,
-    load_overrides,
-)
-from scorer_service.judge.client import JudgeUnusableError
-from scorer_service.registry import SCORER_NAMES
-from scorer_service.rescore import RescoreError, rescore
-from scorer_service.text import flips_as_dicts, scoring_as_dict
-from scorer_service.wire_client import remote_rescore
 
-_USAGE_CODES = (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT)
+if TYPE_CHECKING:
+    from recordings.reader import RecordingReader
+    from scorer_service.aggregate import SessionOutcome
+
+#: scorer_service.config.END_POLICIES, repeated so that --help imports no service
+#: (tests/cli/test_cli_startup.py checks they agree).
+END_POLICIES = ("tool-only", "valid-terminal-state")
 
 
 #: (flag, click keyword arguments, help) of every judge option.
@@ -89,6 +76,8 @@ def _judge_options(f: Any) -> Any:
 
 
 def _progress(disable: bool | None) -> tuple[Any, Any]:
+    from tqdm import tqdm
+
     bar = tqdm(total=0, unit="session", desc="rescoring", file=sys.stderr, disable=disable)
 
     def update(done: int, total: int, _outcome: SessionOutcome) -> None:
@@ -99,6 +88,8 @@ def _progress(disable: bool | None) -> tuple[Any, Any]:
 
 
 def _emit(scoring: Any, outcomes: list[SessionOutcome], as_json: bool) -> None:
+    from scorer_service.text import scoring_as_dict
+
     if as_json:
         print_json(scoring_as_dict(scoring, outcomes))
     else:
@@ -119,16 +110,19 @@ def _emit(scoring: Any, outcomes: list[SessionOutcome], as_json: bool) -> None:
     "--only",
     "scorers",
     multiple=True,
-    type=click.Choice(SCORER_NAMES),
-    help="Run only these scorers (repeatable; default: all).",
+    metavar="SCORER",
+    help="Run only this scorer (repeatable; default: all), e.g. judge, action_match; "
+    "an unknown name lists the choices.",
 )
 @_judge_options
 @click.option(
     "--overrides",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="YAML/JSON file of nl_assertions, db_state_assertions, reference_answer, "
-    "expected_scenario_db, expected_user_db keyed by scenario name or '*'.",
+    help="YAML/JSON file keyed by scenario name or '*': values replacing the scenario's "
+    "nl_assertions, db_state_assertions, reference_answer, expected_scenario_db, "
+    "expected_user_db or success_signals; add_nl_assertions / add_db_state_assertions "
+    "add to the scenario's own instead (docs/scenarios.md).",
 )
 @click.option(
     "--append/--overwrite",
@@ -186,17 +180,39 @@ def _emit(scoring: Any, outcomes: list[SessionOutcome], as_json: bool) -> None:
 def rescore_command(**kw: Any) -> None:
     """Score a recorded run again into a new scoring; recordings are never changed.
 
-    Prints a summary in the spirit of all_summary.txt (or JSON with --json).
-    Scenarios that need a judge (NL assertions, NL_ASSERTION/JUDGE_PASSED
-    gating) are refused without one unless --no-judge; exits 1 when a gating
-    signal is unscored unless --allow-unscored (see docs/scoring.md).
+    Prints a summary: success rates overall, per domain and per signal,
+    latency, tokens, and each failing session with why (or one JSON document
+    with --json). Progress goes to stderr. Scenarios that need a judge (NL
+    assertions, NL_ASSERTION/JUDGE_PASSED gating) are refused without one
+    unless --no-judge; exits 1 when a gating signal is unscored unless
+    --allow-unscored (see docs/scoring.md).
 
     \b
     Examples:
-      vae rescore --run 2024-06-01 --judge-base-url http://127.0.0.1:8000/v1 --judge-model m
-      vae rescore --run 2024-06-01 --no-judge --allow-unscored
+      vae rescore --run 2026-12 --db vae.db --no-judge --allow-unscored
+      vae rescore --run 2026-12 --db vae.db --only db_state_assertion --json
+      vae rescore --run 2026-12 --db vae.db --overrides overrides.yaml --label new-asserts
+      vae rescore --run 2026-12 --db vae.db --judge-model my-judge \
+          --judge-base-url http://127.0.0.1:8000/v1
     """
+    import asyncio
+
+    import grpc
+
+    from recordings.errors import ScenarioError
+    from scorer_service.config import ConfigError, JudgeSettings, ScoringConfig, load_overrides
+    from scorer_service.judge.client import JudgeUnusableError
+    from scorer_service.registry import SCORER_NAMES
+    from scorer_service.rescore import RescoreError, rescore
+    from scorer_service.wire_client import remote_rescore
+
     setup_logging(kw["log_level"])
+    unknown = [name for name in kw["scorers"] if name not in SCORER_NAMES]
+    if unknown:
+        raise click.BadParameter(
+            f"unknown scorer {unknown[0]!r} (choose from {', '.join(SCORER_NAMES)})",
+            param_hint="--only",
+        )
     prompt = kw["judge_prompt"].read_text(encoding="utf-8") if kw["judge_prompt"] else ""
     try:
         overrides = load_overrides(kw["overrides"]) if kw["overrides"] else {}
@@ -261,7 +277,7 @@ def rescore_command(**kw: Any) -> None:
         click.echo(rescore_verdict.judge_unusable_line(str(exc)), err=True)
         sys.exit(1)
     except grpc.aio.AioRpcError as exc:
-        if exc.code() in _USAGE_CODES:
+        if exc.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT):
             raise click.UsageError(exc.details() or str(exc.code())) from exc
         click.echo(
             f"error: scorer {kw['scorer_addr']}: {exc.code().name}: {exc.details()}", err=True
@@ -289,6 +305,8 @@ def scores_group() -> None:
 
 
 def _scoring(reader: RecordingReader, ref: str) -> Any:
+    from scorer_service import ledger
+
     try:
         return ledger.resolve_scoring(reader, ref)
     except ledger.ScoringNotFoundError as exc:
@@ -301,7 +319,17 @@ def _scoring(reader: RecordingReader, ref: str) -> Any:
 @json_option
 @store_errors
 def scores_list(run: str, db_path: Path, as_json: bool) -> None:
-    """List the scorings of RUN (exact id or prefix; all runs when omitted)."""
+    """List the scorings of RUN (exact id or prefix; all runs when omitted).
+
+    \b
+    Examples:
+      vae scores list 2026-12 --db vae.db
+      vae scores list --db vae.db --json
+    """
+    from recordings.reader import RecordingReader
+    from scorer_service import ledger
+    from scorer_service.text import scoring_as_dict
+
     with RecordingReader(db_path) as reader:
         found = ledger.list_scorings(reader, run)
         current = {r: ledger.current_scoring(reader, r) for r in {s.run_id for s in found}}
@@ -320,7 +348,16 @@ def scores_list(run: str, db_path: Path, as_json: bool) -> None:
 @json_option
 @store_errors
 def scores_show(scoring: str, db_path: Path, as_json: bool) -> None:
-    """Show SCORING (exact id or unique prefix): summary and per-session verdicts."""
+    """Show SCORING (exact id or unique prefix): summary and per-session verdicts.
+
+    \b
+    Examples:
+      vae scores show SCORING_ID --db vae.db
+      vae scores show SCORING_ID --db vae.db --json
+    """
+    from recordings.reader import RecordingReader
+    from scorer_service import ledger
+
     with RecordingReader(db_path) as reader:
         record = _scoring(reader, scoring)
         outcomes = ledger.session_outcomes(reader, record)
@@ -339,8 +376,16 @@ def scores_diff(scoring_a: str, scoring_b: str, db_path: Path, as_json: bool) ->
     Meant for two scorings of one run; scorings of two runs are compared
     scenario by scenario with a warning (vae compare does that on purpose).
     A signal one scoring did not produce is listed as missing, never as a flip.
+
+    \b
+    Examples:
+      vae scores diff SCORING_A SCORING_B --db vae.db
+      vae scores diff SCORING_A SCORING_B --db vae.db --json
     """
+    from recordings.reader import RecordingReader
+    from scorer_service import ledger
     from scorer_service.compare import compare_runs
+    from scorer_service.text import flips_as_dicts
 
     with RecordingReader(db_path) as reader:
         a, b = _scoring(reader, scoring_a), _scoring(reader, scoring_b)

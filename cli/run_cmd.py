@@ -8,186 +8,24 @@ bridge running, also on a copy of the file.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
-import grpc
 
-from cli import run_summary
-from cli.common import db_option, json_option, print_json, store_errors, token_option
-from cli.run_start import start_run
-from recordings.reader import RecordingReader
-from recordings.selection import select_run
-from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
-from vae.common.v1 import common_pb2
-from vae.serving import client_channel
-
-_USAGE_CODES = {
-    grpc.StatusCode.INVALID_ARGUMENT,
-    grpc.StatusCode.NOT_FOUND,
-    grpc.StatusCode.ALREADY_EXISTS,
-    grpc.StatusCode.FAILED_PRECONDITION,
-}
-_STATUS = {v: k.removeprefix("RUN_STATUS_").lower() for k, v in bridge_pb2.RunStatus.items()}
-_STOP = {v: k.removeprefix("STOP_REASON_").lower() for k, v in bridge_pb2.StopReason.items()}
-_RESUME = {v: k.removeprefix("RESUME_STATE_").lower() for k, v in bridge_pb2.ResumeState.items()}
-
-
-def _source(arg: str) -> bridge_pb2.ScenarioSource:
-    path = Path(arg)
-    if path.suffix == ".py" or (
-        not path.exists() and all(p.isidentifier() for p in arg.split("."))
-    ):
-        return bridge_pb2.ScenarioSource(
-            python_module=str(path.resolve()) if path.exists() else arg
-        )
-    # Paths are read by the bridge process: send them absolute.
-    return bridge_pb2.ScenarioSource(path=str(path.resolve()))
-
-
-def _connector(
-    urls: tuple[str, ...],
-    kind: str | None,
-    options: str,
-    capacity: int | None,
-    timeout: float | None,
-) -> bridge_pb2.ConnectorConfig | None:
-    """One side's connector: the first URL, the others as its pool.
-
-    The kind comes from ``--connector-kind``, else from the URL: ``twilio+ws://``
-    is a Twilio Media Streams bot, plain ``ws://`` a pipecat bot.
-    """
-    if not urls:
-        return None
-    kind = kind or ("twilio" if urls[0].startswith("twilio+") else "pipecat")
-    cfg = bridge_pb2.ConnectorConfig(
-        kind=kind, url=urls[0], options_json=options, pool_urls=list(urls[1:])
-    )
-    if capacity is not None:
-        cfg.capacity = capacity
-    if timeout is not None:
-        cfg.connect_timeout_s = timeout
-    return cfg
-
-
-def _summary_rows(run: bridge_pb2.Run) -> list[dict[str, Any]]:
-    return [
-        {
-            "scenario": s.session.scenario_name,
-            "attempt": s.session.attempt,
-            "session_id": s.session.session_id,
-            "status": s.status,
-            "stop_reason": _STOP.get(s.stop_reason, ""),
-            "clean_exit": s.clean_exit,
-            "user_turns": s.user_turns,
-            "agent_turns": s.agent_turns,
-            "duration_s": round(s.duration_s, 2),
-            "retry_reason": s.retry_reason,
-            "stop_detail": s.stop_detail,
-            "finished": s.finished,
-            "bot_errors": list(s.bot_errors),
-        }
-        for s in run.sessions
-    ]
-
-
-def _table(rows: list[dict[str, Any]], columns: list[str]) -> str:
-    if not rows:
-        return "(no sessions)"
-    widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in columns}
-    lines = ["  ".join(c.ljust(widths[c]) for c in columns)]
-    lines += ["  ".join(str(r[c]).ljust(widths[c]) for c in columns) for r in rows]
-    return "\n".join(lines)
-
-
-_COLUMNS = run_summary.COLUMNS
-
-
-def _run_json(run: bridge_pb2.Run) -> dict[str, Any]:
-    return {
-        "run_id": run.run_id,
-        "status": _STATUS.get(run.status, ""),
-        "scenarios_total": run.scenarios_total,
-        "scenarios_done": run.scenarios_done,
-        "vae_version": run.vae_version,
-        "error": run.error,
-        "sessions": _summary_rows(run),
-    }
-
-
-async def _watch(stub: Any, run: bridge_pb2.Run, quiet: bool) -> None:
-    total = max(run.scenarios_total, 1)
-    with click.progressbar(
-        length=total, label=f"run {run.run_id}", file=sys.stderr, show_pos=True
-    ) as bar:
-        shown = 0
-        async for event in stub.WatchRun(bridge_pb2.WatchRunRequest(run_id=run.run_id)):
-            if event.scenarios_done > shown:
-                bar.update(event.scenarios_done - shown)
-                shown = event.scenarios_done
-            if not quiet and event.kind == bridge_pb2.RUN_EVENT_KIND_SESSION_RETRYING:
-                click.echo(f"\nretrying {event.message}", err=True)
-            if event.kind == bridge_pb2.RUN_EVENT_KIND_RUN_FINISHED:
-                bar.update(total - shown)
-                return
-
-
-async def _run(
-    address: str,
-    token: str | None,
-    tls_ca: Path | None,
-    request: Any,
-    as_json: bool,
-    started: list[str] | None = None,
-) -> int:
-    async with client_channel(address, token=token, tls_ca=tls_ca) as channel:
-        stub = bridge_pb2_grpc.BridgeServiceStub(channel)
-        response = await start_run(stub, request, started if started is not None else [])
-        if request.dry_run:
-            rows = [
-                {
-                    "scenario": c.scenario_name,
-                    "state": _RESUME.get(c.state, ""),
-                    "reason": c.reason,
-                    "session_id": c.session_id,
-                }
-                for c in response.classifications
-            ]
-            if as_json:
-                print_json({"run_id": response.run.run_id, "classifications": rows})
-            else:
-                click.echo(f"run {response.run.run_id}: what a resume would do")
-                click.echo(_table(rows, ["scenario", "state", "reason"]))
-            return 0
-        run = response.run
-        if response.classifications and not as_json:
-            for c in response.classifications:
-                click.echo(f"{c.scenario_name}: {_RESUME.get(c.state, '')} ({c.reason})", err=True)
-        try:
-            await _watch(stub, run, as_json)
-        except asyncio.CancelledError:
-            await stub.CancelRun(bridge_pb2.CancelRunRequest(run_id=run.run_id))
-            raise
-        final = (await stub.GetRun(bridge_pb2.GetRunRequest(run_id=run.run_id))).run
-    status = _STATUS.get(final.status, "")
-    if as_json:
-        print_json(_run_json(final))
-    else:
-        rows = _summary_rows(final)
-        for row in rows:
-            row["detail"] = run_summary.detail_of(row)
-        click.echo(_table(rows, _COLUMNS))
-        for line in run_summary.notes(final.run_id, status, final.error, rows):
-            click.echo(line)
-        click.echo(
-            f"run {final.run_id}: {status} ({final.scenarios_done}/"
-            f"{final.scenarios_total} scenarios)"
-        )
-    return 0 if final.status == bridge_pb2.RUN_STATUS_COMPLETED else 1
+from cli.common import (
+    db_option,
+    json_option,
+    log_level_option,
+    print_json,
+    setup_logging,
+    store_errors,
+    token_option,
+)
+from cli.run_summary import COLUMNS
+from cli.tables import dict_table
 
 
 @click.command("run")
@@ -308,6 +146,7 @@ async def _run(
 )
 @click.option("--connector-options", default="{}", help="Connector options as a JSON object.")
 @json_option
+@log_level_option
 def run_command(
     scenarios: tuple[str, ...],
     address: str,
@@ -318,14 +157,33 @@ def run_command(
     check: bool,
     as_json: bool,
     tags: tuple[str, ...],
+    log_level: str,
     **opts: Any,
 ) -> None:
     """Run SCENARIOS (files, folders, or Python modules) through a bridge.
 
     Shows progress, then a summary table; exits 1 if the run failed or was
     cancelled. `--resume RUN` re-runs what a run left unfinished (no SCENARIOS
-    needed); add `--check` to only see what it would do.
+    needed); add `--check` to only see what it would do. Scenario files are
+    validated first (as `vae validate` does): a broken one exits 2 with every
+    problem listed, before the bridge is asked for anything.
+
+    \b
+    Examples:
+      vae run examples/suite --bridge 127.0.0.1:50051
+      vae run my-scenarios/ --concurrency 2 --tag nightly --json
+      vae run --resume 2026-12-02 --check
     """
+    import asyncio
+
+    import grpc
+
+    from cli import run_client, run_summary
+    from cli.validate_cmd import refuse_invalid
+    from vae.bridge.v1 import bridge_pb2
+    from vae.common.v1 import common_pb2
+
+    setup_logging(log_level)
     if check and not resume:
         raise click.UsageError("--check needs --resume RUN")
     if resume and opts["repeat"] is not None:
@@ -336,6 +194,7 @@ def run_command(
         json.loads(opts["connector_options"])
     except json.JSONDecodeError as exc:
         raise click.BadParameter(str(exc), param_hint="--connector-options") from exc
+    refuse_invalid(scenarios)
     options = bridge_pb2.RunOptions(tags=list(tags))
     mapping = {
         "concurrency": "concurrency",
@@ -366,7 +225,7 @@ def run_command(
             common_pb2.ROLE_USER if opts["first_speaker"] == "user" else common_pb2.ROLE_AGENT
         )
     for side in ("user", "agent"):
-        cfg = _connector(
+        cfg = run_client.connector(
             opts[f"{side}_connector"],
             opts["connector_kind"],
             opts["connector_options"],
@@ -376,7 +235,7 @@ def run_command(
         if cfg is not None:
             getattr(options, f"{side}_connector").CopyFrom(cfg)
     request = bridge_pb2.StartRunRequest(
-        sources=[_source(s) for s in scenarios],
+        sources=[run_client.source(s) for s in scenarios],
         options=options,
         run_id=run_id,
         resume=resume,
@@ -384,9 +243,9 @@ def run_command(
     )
     started: list[str] = []
     try:
-        code = asyncio.run(_run(address, token, tls_ca, request, as_json, started))
+        code = asyncio.run(run_client.run(address, token, tls_ca, request, as_json, started))
     except grpc.aio.AioRpcError as exc:
-        if exc.code() in _USAGE_CODES:
+        if exc.code() in run_client.USAGE_CODES:
             raise click.UsageError(exc.details() or str(exc.code())) from exc
         if exc.code() == grpc.StatusCode.UNAVAILABLE:
             hint = (
@@ -424,7 +283,15 @@ def runs_group() -> None:
 @json_option
 @store_errors
 def runs_list(prefix: str, limit: int, db_path: Path, as_json: bool) -> None:
-    """List runs, newest first."""
+    """List runs, newest first.
+
+    \b
+    Examples:
+      vae runs list --db vae.db
+      vae runs list --db vae.db --prefix 2026-12 --limit 5 --json
+    """
+    from recordings.reader import RecordingReader
+
     with RecordingReader(db_path) as reader:
         rows = []
         for r in reader.list_runs(prefix, limit):
@@ -443,7 +310,9 @@ def runs_list(prefix: str, limit: int, db_path: Path, as_json: bool) -> None:
     if as_json:
         print_json(rows)
     else:
-        click.echo(_table(rows, ["run_id", "status", "scenarios", "ended", "clean_exits", "tags"]))
+        click.echo(
+            dict_table(rows, ["run_id", "status", "scenarios", "ended", "clean_exits", "tags"])
+        )
 
 
 @runs_group.command("show")
@@ -452,8 +321,20 @@ def runs_list(prefix: str, limit: int, db_path: Path, as_json: bool) -> None:
 @json_option
 @store_errors
 def runs_show(run: str, db_path: Path, as_json: bool) -> None:
-    """Show RUN (exact id or unique prefix): options and every attempt of every scenario."""
+    """Show RUN (exact id or unique prefix): options and every attempt of every scenario.
+
+    Each attempt's session id is listed: that is what `--session` takes in
+    `vae rescore` and `vae export`.
+
+    \b
+    Examples:
+      vae runs show 2026-12 --db vae.db
+      vae runs show 2026-12 --db vae.db --json
+    """
+    from cli import run_summary
     from recordings.bot_errors import bot_errors
+    from recordings.reader import RecordingReader
+    from recordings.selection import select_run
     from recordings.stop_reasons import is_finished
 
     with RecordingReader(db_path) as reader:
@@ -495,9 +376,16 @@ def runs_show(run: str, db_path: Path, as_json: bool) -> None:
         )
         return
     click.echo(f"run {run_id}: {record.status} (vae {record.vae_version})")
+    if record.error:
+        click.echo(f"error: {record.error}")
+    if record.tags:
+        click.echo(f"tags: {', '.join(record.tags)}")
+    click.echo("options:" if record.options else "options: (none recorded)")
+    for key, value in sorted(record.options.items()):
+        click.echo(f"  {key}: {json.dumps(value, ensure_ascii=False, default=str)}")
     for row in rows:
         row["tick_late_ms"] = _tick_late(row.pop("clock"))
-    click.echo(_table(rows, [*_COLUMNS, "tick_late_ms"]))
+    click.echo(dict_table(rows, ["session_id", *COLUMNS, "tick_late_ms"]))
     for line in run_summary.notes(run_id, str(record.status), record.error, rows):
         click.echo(line)
 

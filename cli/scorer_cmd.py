@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,11 +18,14 @@ from cli.common import (
     tls_server_options,
     token_option,
 )
-from scorer_service.server import start_scorer
-from vae.serving import TlsFiles
+
+if TYPE_CHECKING:
+    from vae.serving import TlsFiles
 
 
 async def _serve(db_path: Path, address: str, tls: TlsFiles | None, token: str | None) -> None:
+    from scorer_service.server import start_scorer
+
     running = await start_scorer(db_path, address, tls=tls, token=token)
     host = address.rsplit(":", 1)[0]
     click.echo(f"scorer serving {db_path} on {host}:{running.port}", err=True)
@@ -66,7 +70,14 @@ def serve_command(
     """Serve ScorerService (with health and reflection) on the database --db.
 
     Runs until interrupted (Ctrl-C or SIGTERM), then finishes in-flight calls.
+
+    \b
+    Examples:
+      vae scorer serve --db vae.db
+      vae scorer serve --db vae.db --address 127.0.0.1:0 --token "$SECRET"
     """
+    from vae.serving import TlsFiles
+
     setup_logging(log_level)
     if (tls_cert is None) != (tls_key is None):
         raise click.UsageError("--tls-cert and --tls-key go together")

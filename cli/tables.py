@@ -68,3 +68,26 @@ def table(
                 parts.append(c.ljust(widths[i]))
         lines.append((indent + "  ".join(parts)).rstrip())
     return "\n".join(lines)
+
+
+def dict_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    """Rows given as dicts, in ``columns`` order (the session tables of run/runs)."""
+    if not rows:
+        return "(no sessions)"
+    widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in columns}
+    lines = ["  ".join(c.ljust(widths[c]) for c in columns)]
+    lines += ["  ".join(str(r[c]).ljust(widths[c]) for c in columns) for r in rows]
+    return "\n".join(lines)
+
+
+COLUMNS = [
+    "scenario",
+    "attempt",
+    "status",
+    "stop_reason",
+    "clean_exit",
+    "user_turns",
+    "agent_turns",
+    "duration_s",
+    "retry_reason",
+]

@@ -52,10 +52,18 @@ class AmbiguousRunError(RunSelectionError):
 
 
 class ScenarioError(StoreError):
-    """A scenario document is invalid. The message names the source, field and problem."""
+    """A scenario document is invalid. The message names the source, field and problem.
 
-    def __init__(self, source: str, field: str, problem: str) -> None:
-        super().__init__(f"{source}: {field}: {problem}")
+    ``source``/``field``/``problem`` are the first problem; ``problems`` holds
+    every problem found (each already formatted ``source[:line:col]: field:
+    problem``), and the message lists them all, one a line.
+    """
+
+    def __init__(
+        self, source: str, field: str, problem: str, problems: list[str] | None = None
+    ) -> None:
+        self.problems = problems or [f"{source}: {field}: {problem}"]
+        super().__init__("\n".join(self.problems))
         self.source = source
         self.field = field
         self.problem = problem

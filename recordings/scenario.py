@@ -148,7 +148,17 @@ _TOP_LEVEL = {f for f in Scenario.__dataclass_fields__} | {
 
 
 def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
-    """Validate a plain-data scenario; raise :class:`ScenarioError` naming the field."""
+    """Validate a plain-data scenario; raise :class:`ScenarioError` naming the field.
+
+    Every problem the schema check finds is in the error (``problems``); the
+    first is its ``field``/``problem``.
+    """
+    from recordings.scenario_check import check  # the checker's schema is built from here
+
+    issues = check(data)
+    if issues:
+        listed = [f"{source}: {i.field}: {i.problem}" for i in issues]
+        raise ScenarioError(source, issues[0].field, issues[0].problem, listed)
     if not isinstance(data, dict):
         raise ScenarioError(source, "<document>", f"expected a mapping, got {type(data).__name__}")
     unknown = sorted(set(data) - _TOP_LEVEL)

@@ -15,9 +15,12 @@ from typing import Any
 
 import yaml
 
-#: Keys an override entry may set, replacing the recorded scenario's value.
+#: Keys an override entry may set, replacing the recorded scenario's value; the
+#: ``add_*`` keys instead append to the scenario's own list (docs/scenarios.md).
 OVERRIDE_KEYS = frozenset(
     {
+        "add_nl_assertions",
+        "add_db_state_assertions",
         "nl_assertions",
         "db_state_assertions",
         "reference_answer",

@@ -105,10 +105,21 @@ class ScoringContext:
 
 
 def apply_overrides(doc: dict[str, Any], config: ScoringConfig) -> dict[str, Any]:
-    """The scenario document with ``"*"`` and then its own overrides applied."""
+    """The scenario document with ``"*"`` and then its own overrides applied.
+
+    A key replaces the scenario's value; ``add_nl_assertions`` and
+    ``add_db_state_assertions`` append to the list as it stands at that point.
+    """
     out = copy.deepcopy(doc)
     for key in ("*", str(doc.get("name", ""))):
-        out.update(copy.deepcopy(config.overrides.get(key, {})))
+        for name, value in copy.deepcopy(config.overrides.get(key, {})).items():
+            if name.startswith("add_"):
+                target = name.removeprefix("add_")
+                current = out.get(target) or []
+                added = value if isinstance(value, list) else [value]
+                out[target] = [*([current] if isinstance(current, str) else current), *added]
+            else:
+                out[name] = value
     return out
 
 

@@ -92,7 +92,8 @@ async def test_usage_errors(bridge: BridgeServer, tmp_path: Path) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text(yaml.safe_dump({"name": "b", "max_duration": -1}))
     code, _, err = await vae_cli("run", str(broken), "--bridge", bridge.address)
-    assert code == 2 and str(broken) in err and "max_duration: must be positive" in err
+    assert code == 2 and f"{broken}:1:15: max_duration: must be more than 0, got -1" in err
+    assert "no run started" in err
     code, _, err = await vae_cli("run", "--bridge", bridge.address)
     assert code == 2 and "give SCENARIOS" in err
     code, _, err = await vae_cli("run", str(broken), "--check")

@@ -152,7 +152,7 @@ async def test_killed_crashed_and_broken_directories(results: Path, db_path: Pat
         "final_agent_response.json: malformed JSON",
         "llm_context.json: context is neither JSON nor a Python literal",
         "max_duration: must be a number",
-        "unknown signal 'bogus_signal'",
+        "'bogus_signal' is not one of",
     ):
         assert expected in problems
     assert any("scenario_config/ missing" in p for p in by_name[fx.CRASHED].problems)
