@@ -44,7 +44,6 @@ from bridge_service.connectors.base import (
     SessionEndingOut,
     SessionStartInfo,
 )
-from vae.bridge.v1 import bridge_pb2
 
 
 class StreamState(enum.StrEnum):
@@ -60,14 +59,6 @@ class Undecodable:
 
     size: int
     error: str
-
-
-def decode_bot_message(data: bytes) -> bridge_pb2.BotMessage | Undecodable:
-    """The request deserializer of Converse: never raises, so the handler can answer."""
-    try:
-        return bridge_pb2.BotMessage.FromString(data)
-    except Exception as exc:  # DecodeError, and upb's UTF-8 failures
-        return Undecodable(len(data), str(exc) or type(exc).__name__)
 
 
 _ALLOWED = {

@@ -24,18 +24,26 @@ import grpc
 
 from bridge_service.config import BridgeSettings
 from bridge_service.pairing import PairingPool
-from bridge_service.protocol_state import decode_bot_message
+from bridge_service.protocol_state import Undecodable
 from bridge_service.runs import RunManager
 from bridge_service.servicer import BridgeServicer
 from bridge_service.servicer_converse import ConverseHandler
 from recordings.writer import RecordingWriter, open_writer
 from vae import __version__
-from vae.bridge.v1 import bridge_pb2_grpc
+from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.serving import RunningServer, TlsFiles, start_server
 
 log = logging.getLogger("vae.bridge")
 
 SERVICE_NAME = "vae.bridge.v1.BridgeService"
+
+
+def decode_bot_message(data: bytes) -> bridge_pb2.BotMessage | Undecodable:
+    """The request deserializer of Converse: never raises, so the handler can answer."""
+    try:
+        return bridge_pb2.BotMessage.FromString(data)
+    except Exception as exc:  # DecodeError, and upb's UTF-8 failures
+        return Undecodable(len(data), str(exc) or type(exc).__name__)
 
 
 class _Capture:

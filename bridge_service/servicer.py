@@ -52,15 +52,8 @@ async def _guard(context: Any, work: Callable[[], Awaitable[T]]) -> T:
     except grpc.aio.AbortError:
         raise
     except Exception as exc:
-        await internal_error(context, log, _rpc_name(context), exc)
+        await internal_error(context, log, "BridgeService", exc)
     raise AssertionError("unreachable: abort raises")
-
-
-def _rpc_name(context: Any) -> str:
-    try:
-        return str(context._rpc_event.call_details.method.decode()).rsplit("/", 1)[-1]
-    except Exception:
-        return "BridgeService"
 
 
 class BridgeServicer(bridge_pb2_grpc.BridgeServiceServicer):

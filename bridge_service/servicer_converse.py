@@ -54,6 +54,8 @@ from vae.status import internal_error
 log = logging.getLogger("vae.bridge.converse")
 
 _MAX_INPUTS = 256
+#: How long a refused bot's remaining messages are read before its status is sent.
+_DRAIN_S = 0.5
 
 
 class GrpcEndpoint:
@@ -154,6 +156,8 @@ class GrpcEndpoint:
                 except BotProtocolError as exc:
                     self.violation = exc
                     self._finish_input(exc)
+                    left.set()
+                    await self._drain(context)
                     break
                 await self._push_input(item)
         except (grpc.RpcError, asyncio.CancelledError, ConnectionError) as exc:
@@ -162,6 +166,17 @@ class GrpcEndpoint:
                 raise
         finally:
             left.set()
+
+    @staticmethod
+    async def _drain(context: Any) -> None:
+        """Discard what a refused bot still sends (until it half-closes or is cancelled).
+
+        A client whose writes fail after the server finished the call may report a
+        transport error instead of the status the bridge sent; reading its
+        remaining messages for a moment lets the status arrive intact.
+        """
+        while await context.read() is not grpc.aio.EOF:
+            pass
 
     async def write_loop(self, context: Any) -> None:
         """Control first, then audio, until the session closes this endpoint.
@@ -268,6 +283,8 @@ class ConverseHandler:
             if not taken:
                 await self.pool.remove(entry)
                 if endpoint.violation is not None:
+                    await asyncio.wait({reader}, timeout=_DRAIN_S)
+                    reader.cancel()
                     await _abort_for(context, endpoint.violation)
                 if not left.is_set():
                     await context.write(
@@ -283,6 +300,8 @@ class ConverseHandler:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(writer), 2.0)
             writer.cancel()
+            if endpoint.error is not None:
+                await asyncio.wait({reader}, timeout=_DRAIN_S)
             reader.cancel()
         if endpoint.error is not None:
             await _abort_for(context, endpoint.error)

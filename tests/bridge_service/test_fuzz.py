@@ -6,8 +6,9 @@ whole fuzzing time. Hypothesis then opens Converse streams with generated
 sequences — raw bytes, and BotMessages of every kind with hostile values
 (bad roles and rates, run filters, sequences and offsets going anywhere,
 odd-sized and empty PCM, malformed JSON, final-state chunks out of order) —
-many of them joining a fuzz run so that sessions really start between two
-fuzzing streams.
+half of them as a user and an agent stream at once, joining a fuzz run and
+sending their generated messages after SessionStart, so sessions really start
+between two fuzzing streams.
 
 Invariants: the bridge stays up (ListRuns answers after every example); no
 stream ever ends with INTERNAL or UNKNOWN; every session recorded ends with a
@@ -155,19 +156,42 @@ stream = st.tuples(
 )  # fmt: skip
 
 
-def converse(address: str, first: bytes, rest: list[bytes]) -> grpc.StatusCode:
+def converse(
+    address: str, first: bytes, rest: list[bytes], wait_for_start: bool = False
+) -> grpc.StatusCode:
+    """One stream: ``first``, then ``rest`` (after SessionStart when asked), then half-close."""
+    started = threading.Event()
+
+    def requests() -> Iterator[bytes]:
+        yield first
+        if wait_for_start:
+            started.wait(3.0)
+        yield from rest
+
     with grpc.insecure_channel(address) as channel:
         call = channel.stream_stream(
             CONVERSE,
             request_serializer=lambda b: b,
             response_deserializer=bridge_pb2.BridgeMessage.FromString,
-        )(iter([first, *rest]), timeout=4.0)
+        )(requests(), timeout=6.0)
         try:
-            for _ in call:
-                pass
+            for msg in call:
+                if msg.WhichOneof("message") == "session_start":
+                    started.set()
         except grpc.RpcError as exc:
             return exc.code()  # type: ignore[no-any-return]
         return grpc.StatusCode.OK
+
+
+def converse_pair(address: str, user: list[bytes], agent: list[bytes]) -> list[grpc.StatusCode]:
+    """A user and an agent stream at once, so a fuzz-run session starts between them."""
+    joins = [join_msg(1, 16000, 16000, FUZZ_RUN), join_msg(2, 16000, 16000, FUZZ_RUN)]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        futures = [
+            pool.submit(converse, address, j, msgs, True)
+            for j, msgs in zip(joins, (user, agent), strict=True)
+        ]
+        return [f.result() for f in futures]
 
 
 async def _talk_until(bot: TestBot, done: asyncio.Event, end: bool) -> None:
@@ -236,20 +260,30 @@ def test_fuzz_a_live_bridge_beside_a_good_session(live: LiveBridge) -> None:
         database=None,
         suppress_health_check=list(HealthCheck),
     )
-    @given(stream)
-    def fuzz(case: tuple[bytes, list[bytes]]) -> None:
+    @given(stream, st.booleans())
+    def fuzz(case: tuple[bytes, list[bytes]], paired: bool) -> None:
         nonlocal count
         if time.monotonic() > deadline:
             return
         count += 1
-        code = converse(server.address, case[0], case[1])
-        codes[code.name] = codes.get(code.name, 0) + 1
-        assert code not in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN), case
+        if paired:
+            got = converse_pair(server.address, case[1], case[1][::-1])
+        else:
+            got = [converse(server.address, case[0], case[1])]
+        for code in got:
+            codes[code.name] = codes.get(code.name, 0) + 1
+            assert code not in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN), case
         assert live.run(_list_runs(server.address)) >= 2  # the bridge is up
 
     fuzz()
     fuzzed = time.monotonic() - t0
-    print(f"\nfuzzed the bridge for {fuzzed:.1f} s with {count} examples; statuses {codes}")
+    with RecordingReader(server.db_path) as reader:
+        # Unpaired attempts (pairing timeouts) are recorded with no bots.
+        started = sum(1 for x in reader.sessions(FUZZ_RUN) if x.user_bot)
+    print(
+        f"\nfuzzed the bridge for {fuzzed:.1f} s with {count} examples "
+        f"({started} fuzz sessions paired); statuses {codes}"
+    )
     assert count > 0
 
     live.loop.call_soon_threadsafe(done.set)

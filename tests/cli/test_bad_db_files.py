@@ -66,6 +66,12 @@ def make_case(kind: str, good: Path, tmp: Path, stack: list[Path]) -> Path:
         db.write_bytes(os.urandom(8192))
     elif kind == "text":
         db.write_text("this is a text file, not a database\n" * 50)
+    elif kind == "foreign":
+        conn = sqlite3.connect(db)
+        conn.execute("CREATE TABLE notes (body TEXT)")
+        conn.execute("INSERT INTO notes VALUES ('not vae')")
+        conn.commit()
+        conn.close()
     elif kind == "truncated":
         data = good.read_bytes()
         db.write_bytes(data[: len(data) // 2])
@@ -106,6 +112,7 @@ KINDS = [
     "empty",
     "random",
     "text",
+    "foreign",
     "truncated",
     "newer",
     "readonly-file",
@@ -175,6 +182,8 @@ def test_bad_database_file(
         assert "newer" in output
     if kind in ("random", "text"):
         assert "not a vae database" in output
+    if kind == "foreign":
+        assert "another program" in output
     if kind == "truncated":
         assert "truncated" in output or "damaged" in output
 
