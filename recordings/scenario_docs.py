@@ -33,6 +33,9 @@ FIELD_DOCS: dict[str, str] = {
     "Scenario.description": "Free text for people reading the suite.",
     "Scenario.max_duration": "Seconds after which the call is ended (stop reason "
     "`max_duration`); `vae run --max-duration` overrides it.",
+    "Scenario.first_speaker": "Who opens the call: `agent` (the callee answers; the default) "
+    "or `user`. If that side stays silent for `vae run --first-speaker-timeout` seconds the "
+    "session ends `first_speaker_silent`; `vae run --first-speaker` overrides it.",
     "Scenario.user": "The simulated caller.",
     "Scenario.agent": "The agent under test.",
     "Scenario.initial_state": "The agent side's DB at the start (a JSON object).",
