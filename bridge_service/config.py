@@ -61,7 +61,7 @@ class BridgeSettings:
     #: How long the bridge waits for FinalState after SessionEnding.
     final_state_timeout_s: float = 10.0
     #: Largest final-state document per side (state or context), bytes.
-    max_final_state_bytes: int = 16 * 1024 * 1024
+    max_final_state_bytes: int = 64 * 1024 * 1024
     #: Largest single FinalState chunk (state or context data), bytes.
     max_final_state_chunk_bytes: int = 1024 * 1024
     #: Largest gRPC message the bridge accepts (any RPC), bytes.

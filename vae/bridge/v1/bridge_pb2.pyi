@@ -665,9 +665,10 @@ Global___SessionEnding: _TypeAlias = SessionEnding  # noqa: Y015
 class FinalState(_message.Message):
     """A bot's final state. Both parts are optional; each is a JSON document sent
     as one or more JsonChunk messages in order, so a large state or context
-    history is never cut short by a message-size limit (a document may be up
-    to 64 MiB; keep each chunk well under the 64 MiB message limit, e.g. 256
-    KiB). The bot sets done=true on its last FinalState message.
+    history is never cut short by a message-size limit (by default a document
+    may be up to 64 MiB, in chunks of at most 1 MiB of data, e.g. 256 KiB;
+    docs/errors.md lists the limits). The bot sets done=true on its last
+    FinalState message.
 
     The recording keeps four audio channels per session: `user` and `agent`
     are each bot's audio as it sent it (its rate, the bridge's arrival time);

@@ -83,7 +83,7 @@ class BridgeServiceStub:
 
     Limits (bridge settings; docs/errors.md lists the defaults): a message is
     at most 4 MiB, a PCM payload at most 25,000 bytes, a FinalState chunk at
-    most 1 MiB and each final-state document at most 16 MiB, 500 events per
+    most 1 MiB and each final-state document at most 64 MiB, 500 events per
     second per bot, 1000 streams waiting at once. Exceeding one ends the
     stream with RESOURCE_EXHAUSTED naming the limit (recorded, never a silent
     cut). Fields declared as JSON objects (ToolCall.arguments_json, the final
@@ -150,7 +150,7 @@ class BridgeServiceAsyncStub(BridgeServiceStub):
 
     Limits (bridge settings; docs/errors.md lists the defaults): a message is
     at most 4 MiB, a PCM payload at most 25,000 bytes, a FinalState chunk at
-    most 1 MiB and each final-state document at most 16 MiB, 500 events per
+    most 1 MiB and each final-state document at most 64 MiB, 500 events per
     second per bot, 1000 streams waiting at once. Exceeding one ends the
     stream with RESOURCE_EXHAUSTED naming the limit (recorded, never a silent
     cut). Fields declared as JSON objects (ToolCall.arguments_json, the final
@@ -220,7 +220,7 @@ class BridgeServiceServicer(metaclass=_abc_1.ABCMeta):
 
         Limits (bridge settings; docs/errors.md lists the defaults): a message is
         at most 4 MiB, a PCM payload at most 25,000 bytes, a FinalState chunk at
-        most 1 MiB and each final-state document at most 16 MiB, 500 events per
+        most 1 MiB and each final-state document at most 64 MiB, 500 events per
         second per bot, 1000 streams waiting at once. Exceeding one ends the
         stream with RESOURCE_EXHAUSTED naming the limit (recorded, never a silent
         cut). Fields declared as JSON objects (ToolCall.arguments_json, the final
