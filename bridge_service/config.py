@@ -35,6 +35,8 @@ class StopReason(enum.StrEnum):
     BOT_ERROR = "bot_error"
     CANCELLED = "cancelled"
     SHUTDOWN = "shutdown"
+    #: A replay played its last recorded user turn and heard the agent's reply.
+    REPLAY_FINISHED = "replay_finished"
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,11 @@ class RunSettings:
     agent_connector: ConnectorConfig | None = None
     resample_quality: str = "HQ"
     pairing_timeout_s: float = 60.0
+    #: Replay (``bridge_service.replay``): quiet that ends the agent's turn, seconds.
+    replay_gate_silence_s: float = 0.5
+    #: Replay: the source run, and scenario name -> source session id.
+    replay_from: str = ""
+    replay_sources: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -124,6 +131,11 @@ class RunSettings:
                 "must be HQ, MQ, VHQ or LQ",
             ),
             (self.pairing_timeout_s > 0, "pairing_timeout_s", "must be positive"),
+            (
+                0.05 <= self.replay_gate_silence_s <= 10,
+                "replay_gate_silence_s",
+                "must be 0.05..10 s",
+            ),
         ]
         for ok, name, problem in checks:
             if not ok:

@@ -47,6 +47,7 @@ _STOP = {
     "bot_error": bridge_pb2.STOP_REASON_BOT_ERROR,
     "cancelled": bridge_pb2.STOP_REASON_CANCELLED,
     "shutdown": bridge_pb2.STOP_REASON_SHUTDOWN,
+    "replay_finished": bridge_pb2.STOP_REASON_REPLAY_FINISHED,
 }
 _NOTICE = {
     "sequence_gap": bridge_pb2.NOTICE_CODE_SEQUENCE_GAP,

@@ -48,6 +48,7 @@ _OPTIONAL = (
     "strict_match",
     "resample_quality",
     "pairing_timeout_s",
+    "replay_gate_silence_s",
 )
 
 

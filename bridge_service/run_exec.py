@@ -33,6 +33,7 @@ from bridge_service.config import BridgeSettings, StopReason
 from bridge_service.connectors.base import ConnectorError, SideEndpoint, dial
 from bridge_service.pairing import PairingPool, PairingTimeout
 from bridge_service.plan import SessionPlan
+from bridge_service.replay.source import open_replay, record_link
 from bridge_service.run_model import RunEvent, RunEventKind, RunState, SessionSummary
 from bridge_service.session import Session, SessionResult
 from recordings.models import RunStatus, SessionRecord, SessionStatus, Side
@@ -171,12 +172,14 @@ class RunExecutor:
             run.failed = run.failed or not run.cancel.is_set()
         run.done += 1
 
-    async def _endpoints(self, run: RunState) -> dict[Side, SideEndpoint]:
+    async def _endpoints(
+        self, run: RunState, preset: SideEndpoint | None = None
+    ) -> dict[Side, SideEndpoint]:
         s = run.settings
-        dialled: dict[Side, SideEndpoint] = {}
+        dialled: dict[Side, SideEndpoint] = {} if preset is None else {preset.role: preset}
         try:
             for side, config in ((Side.USER, s.user_connector), (Side.AGENT, s.agent_connector)):
-                if config is not None:
+                if config is not None and side not in dialled:
                     dialled[side] = await dial(config, side)
             need = [side for side in (Side.USER, Side.AGENT) if side not in dialled]
             claim = self.pool.claim(run.run_id, need, s.pairing_timeout_s)
@@ -195,7 +198,9 @@ class RunExecutor:
             run.run_id, session_id, scenario, attempt, run.settings, self.bridge, reason
         )
         try:
-            endpoints = await self._endpoints(run)
+            # A replay plays the user side itself (bridge_service.replay).
+            replayed = await open_replay(run.settings, plan, self.writer.path)
+            endpoints = await self._endpoints(run, replayed)
         except (PairingTimeout, ConnectorError) as exc:
             return await self._record_unpaired(run, plan, str(exc))
         session = Session(plan, endpoints[Side.USER], endpoints[Side.AGENT], self.writer)
@@ -217,6 +222,7 @@ class RunExecutor:
                 )
             )
             result = await session.run()
+            await record_link(self.writer, session_id, endpoints[Side.USER])
         finally:
             self.live.pop(session_id, None)
         await self._emit_ended(run, plan, result)

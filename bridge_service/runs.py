@@ -26,6 +26,7 @@ from typing import Any
 
 from bridge_service.config import BridgeSettings, RunSettings, StopReason
 from bridge_service.pairing import PairingPool
+from bridge_service.replay.request import ReplayRequest, replay_options
 from bridge_service.run_exec import RunExecutor, Todo
 from bridge_service.run_model import (
     Classification,
@@ -40,6 +41,7 @@ from bridge_service.session import Session
 from recordings.errors import ScenarioError
 from recordings.models import RunRecord, RunScenario, RunStatus
 from recordings.reader import RecordingReader
+from recordings.replay_links import link_run
 from recordings.scenario import scenario_from_dict
 from recordings.selection import ResumeState, classify_resume, new_run_id, select_run
 from recordings.writer import RecordingWriter
@@ -98,14 +100,22 @@ class RunManager:
         run_id: str = "",
         resume: str = "",
         dry_run: bool = False,
+        replay: ReplayRequest | None = None,
     ) -> tuple[RunView | None, list[Classification]]:
         if resume:
             return await self._resume(sources, overrides, resume, dry_run)
         if dry_run:
             raise ValueError("dry_run: only meaningful with resume")
+        chosen = None
+        if replay is not None:
+            chosen = await self._read(replay.select, sources, overrides)
+            overrides = {**overrides, **replay_options(chosen)}
         settings = RunSettings(**overrides)
         settings.validate()
-        scenarios = await asyncio.to_thread(load_sources, sources)
+        if chosen is not None:
+            scenarios = chosen.scenarios
+        else:
+            scenarios = await asyncio.to_thread(load_sources, sources)
         existing = await self._read(lambda r: r.run_ids())
         if run_id and run_id in existing:
             raise RunConflict(f"run {run_id!r} already exists; resume it or pick a name", True)
@@ -121,6 +131,8 @@ class RunManager:
                 list(settings.tags),
             )
         )
+        if chosen is not None:
+            await link_run(self.writer, run_id, chosen.run_id)
         await self.writer.add_run_scenarios(
             [
                 RunScenario(run_id, sc.name, i, sc.domain, sc.to_dict())

@@ -147,6 +147,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX artifacts_by_run ON artifacts(run_id, session_id);
         """,
     ),
+    Migration(
+        "0009_replayed_from",
+        """
+        ALTER TABLE runs ADD COLUMN replayed_from TEXT;
+        ALTER TABLE sessions ADD COLUMN replayed_from TEXT;
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
