@@ -175,7 +175,9 @@ def placed_turns(db: Path, session_id: str) -> list[dict[str, Any]]:
     """What the replayed caller reported for each turn it placed (its log events)."""
     with RecordingReader(db) as reader:
         events = reader.events(session_id, [EventKind.LOG])
-    return [dict(e.payload["replay"]) for e in events if e.side is Side.USER and "replay" in e.payload]  # type: ignore[call-overload]
+    return [
+        dict(e.payload["replay"]) for e in events if e.side is Side.USER and "replay" in e.payload
+    ]  # type: ignore[call-overload]
 
 
 async def composite_verdicts(db: Path, run_id: str) -> dict[str, tuple[str, list[str]]]:

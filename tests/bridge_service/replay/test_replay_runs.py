@@ -69,3 +69,78 @@ async def test_changed_agent_shows_a_regression_for_the_right_reason(
     verdict, failed = after["booking"]
     assert verdict == "failed"
     assert set(failed) == {"ACTION_MATCH", "DB_STATE_MATCH"}
+
+
+def barge_in_call() -> dict:  # type: ignore[type-arg]
+    doc = conversation("barge")
+    doc["user"]["script"] = [
+        {"say": "Hi, a change please."},
+        {"say": "Sorry, just move it to March twenty.", "barge_in_after_s": 1.0},
+        {"say": "Thanks, bye."},
+    ]
+    doc["agent"]["yield_after_s"] = 0.3
+    doc["agent"]["script"] = [
+        {"say": "Hello, how can I help?"},
+        {"say": "Of course. Let me first explain our long policy on changes and fees today."},
+        *agent_script("2026-03-20")[1:],
+    ]
+    return doc
+
+
+async def test_barge_in_happens_again_at_the_same_offset(
+    bridge: BridgeServer, db_path: Path
+) -> None:
+    source = await record(bridge, [barge_in_call()])
+    again = await replay(bridge, source)
+    with RecordingReader(db_path) as reader:
+        recorded = load_script(reader, session_of(db_path, source, "barge"))
+        replayed = load_script(reader, session_of(db_path, again, "barge"))
+    gates = [str(t.gate) for t in recorded.turns]
+    assert gates == ["after_agent", "barge_in", "after_agent"]
+    placed = placed_turns(db_path, session_of(db_path, again, "barge"))
+    barge = placed[1]
+    assert barge["gate"] == "barge_in"
+    # Placed at the recorded offset into the new agent's turn, to the sample.
+    assert abs(barge["delay_s"] - barge["recorded_delay_s"]) <= 1 / recorded.rate
+    # And the replay's own recording shows the interruption again, where it was.
+    assert [str(t.gate) for t in replayed.turns] == gates
+    assert abs(replayed.turns[1].delay_s - recorded.turns[1].delay_s) < 0.005
+    for a, b in zip(recorded.turns, replayed.turns, strict=True):
+        assert np.array_equal(a.samples, b.samples)
+
+
+async def test_a_slower_agent_is_waited_for(bridge: BridgeServer, db_path: Path) -> None:
+    source = await record(bridge, [conversation()])
+    slow = await replay(
+        bridge, source, agent=with_script(agent_script("2026-03-20"), response_delay_s=1.5)
+    )
+    rep_sid = session_of(db_path, slow, "booking")
+    with RecordingReader(db_path) as reader:
+        recorded = load_script(reader, session_of(db_path, source, "booking"))
+        replayed = load_script(reader, rep_sid)
+    placed = placed_turns(db_path, rep_sid)
+    assert len(placed) == len(recorded.turns) == len(replayed.turns)
+    for rec, rep, p in zip(recorded.turns, replayed.turns, placed, strict=True):
+        # No overlap that was not in the recording: each turn still follows the agent.
+        assert str(rep.gate) == str(rec.gate) == "after_agent"
+        assert p["delay_s"] >= rec.delay_s - 1 / recorded.rate
+        assert np.array_equal(rep.samples, rec.samples)
+    # The agent took longer, so the caller's turns moved later on the line.
+    assert replayed.turns[0].source_start_s > recorded.turns[0].source_start_s + 1.0
+
+
+async def test_two_replays_give_the_same_caller(bridge: BridgeServer, db_path: Path) -> None:
+    source = await record(bridge, [conversation()])
+    first = await replay(bridge, source)
+    second = await replay(bridge, source)
+    jitter = 80 * 16  # the jitter buffer, in samples at 16 kHz
+    one, two = (placed_turns(db_path, session_of(db_path, r, "booking")) for r in (first, second))
+    assert [(p["turn"], p["gate"], p["samples"]) for p in one] == [
+        (p["turn"], p["gate"], p["samples"]) for p in two
+    ]
+    streams = [sent_stream(db_path, session_of(db_path, r, "booking")) for r in (first, second)]
+    for a, b in zip(one, two, strict=True):
+        assert abs(a["start_offset"] - b["start_offset"]) <= jitter
+        x = streams[0][a["start_offset"] : a["end_offset"]]
+        y = streams[1][b["start_offset"] : b["end_offset"]]
+        assert np.array_equal(x, y)
