@@ -18,6 +18,7 @@ from pathlib import Path
 import click
 
 from cli.common import db_option, json_option, log_level_option, print_json, setup_logging
+from cli.import_calls_cmd import import_calls_cmd
 from recordings.errors import StoreError
 from recordings.importers import ImportReport, RunIdTakenError, import_nemo
 from recordings.importers.nemo_layout import scan
@@ -93,5 +94,8 @@ def _print_report(report: ImportReport, db_path: Path) -> None:
         click.echo(f"the framework's own verdicts are scoring {report.scoring_id}")
     click.echo(f"next: vae rescore --run {report.run_id} --db {db_path}")
 
+
+# `vae import calls` lives in its own module (recordings of real calls).
+import_group.add_command(import_calls_cmd)
 
 COMMANDS: list[click.Command] = [import_group]

@@ -35,6 +35,7 @@ from scorer_service.config import ConfigError, ScoringConfig
 from scorer_service.context import effective_scenario, load_context
 from scorer_service.judge.client import JudgeClient, JudgeStats
 from scorer_service.judge.prompt import PROMPT_VERSION, prompt_hash
+from scorer_service.lacking import declared_lacks, mark_lacking
 from scorer_service.registry import build_scorers
 from scorer_service.scorers.base import Scorer, SignalScore
 from scorer_service.timing.metrics import METRIC_VERSION
@@ -102,7 +103,13 @@ def _new_scoring_id(run_id: str) -> str:
     return f"{run_id}.{stamp}-{secrets.token_hex(2)}"
 
 
-async def _score_session(scorers: list[Scorer], ctx: Any, scoring_id: str) -> list[ScoreRecord]:
+async def _score_session(
+    scorers: list[Scorer],
+    ctx: Any,
+    scoring_id: str,
+    lacks: set[str] | None = None,
+    reads_conversation: bool = False,
+) -> list[ScoreRecord]:
     results: list[SignalScore] = []
     for scorer in scorers:
         try:
@@ -118,6 +125,10 @@ async def _score_session(scorers: list[Scorer], ctx: Any, scoring_id: str) -> li
                     f"scorer {scorer.name} crashed: {exc!r}",
                 )
             )
+    # Imported recordings declare what they lack (scorer_service.lacking).
+    results = mark_lacking(
+        results, lacks or set(), ctx, judge_reads_conversation=reads_conversation
+    )
     results.extend(composites(ctx, results))
     sid = ctx.session.session_id
     return [
@@ -227,7 +238,9 @@ async def _run(
             )
         finally:
             pool.put_nowait(reader)
-        records = await _score_session(scorers, ctx, scoring.scoring_id)
+        lacks = declared_lacks(plan.run_options)
+        include = config.judge.include_conversation
+        records = await _score_session(scorers, ctx, scoring.scoring_id, lacks, include)
         await writer.add_scores(records)
         outcome = SessionOutcome(
             session.session_id, session.scenario_name, scenario.domain, session.duration_s, records
