@@ -12,6 +12,8 @@ import asyncio
 import contextlib
 import signal
 import sys
+from pathlib import Path
+from typing import Any
 
 import click
 import grpc
@@ -19,7 +21,7 @@ import grpc
 from bots.client import Brain
 from bots.llm import LlmBrain, LlmSettings
 from bots.runner import BotConfig, run_bots
-from bots.scripted import play_script
+from bots.scripted import overriding, play_script
 from bots.speech import default_synthesiser
 from cli.common import log_level_option, setup_logging, token_option
 from vae import __version__
@@ -79,6 +81,14 @@ async def _main(config: BotConfig) -> int:
     help="Voice: eSpeak NG when installed, or a synthetic buzz.",
 )
 @click.option("--name", default=None, help="Bot name recorded with each session.")
+@click.option(
+    "--script-from",
+    "script_from",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="Scenario file or folder: for scenarios of the same name, play this side's "
+    "script from here instead of the one the bridge sends (a changed agent).",
+)
 @token_option
 @log_level_option
 def bot_command(
@@ -92,6 +102,7 @@ def bot_command(
     llm_api_key: str,
     tts: str,
     name: str | None,
+    script_from: Path | None,
     token: str | None,
     log_level: str,
 ) -> None:
@@ -101,6 +112,8 @@ def bot_command(
         raise click.UsageError("--llm-base-url and --llm-model go together")
     brain: Brain = play_script
     kind = "scripted"
+    if script_from is not None:
+        brain = overriding(_scripts(script_from, role))
     if llm_base_url and llm_model:
         settings = LlmSettings(base_url=llm_base_url, model=llm_model, api_key=llm_api_key)
         kind = "llm"
@@ -137,6 +150,17 @@ def bot_command(
             f"error: the bridge refused the bot: {err.code().name}: {err.details()}", err=True
         )
         sys.exit(1)
+
+
+def _scripts(path: Path, role: str) -> dict[str, dict[str, Any]]:
+    """Scenario name -> this side's scripted-bot config, from scenario files."""
+    from bridge_service.scenario_files import load_path
+    from recordings.errors import ScenarioError
+
+    try:
+        return {sc.name: sc.side(role).extras for sc in load_path(str(path))}
+    except ScenarioError as exc:
+        raise click.UsageError(str(exc)) from exc
 
 
 COMMANDS: list[click.Command] = [bot_command]

@@ -18,6 +18,7 @@ import click
 import grpc
 
 from cli.common import db_option, json_option, print_json, store_errors, token_option
+from cli.replay_opts import replay_fields, replay_options, replayed_from
 from recordings.reader import RecordingReader
 from recordings.selection import select_run
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
@@ -250,6 +251,7 @@ async def _run(
     help="Connector kind for --user-connector/--agent-connector.",
 )
 @click.option("--connector-options", default="{}", help="Connector options as a JSON object.")
+@replay_options
 @json_option
 def run_command(
     scenarios: tuple[str, ...],
@@ -267,12 +269,23 @@ def run_command(
 
     Shows progress, then a summary table; exits 1 if the run failed or was
     cancelled. `--resume RUN` re-runs what a run left unfinished (no SCENARIOS
-    needed); add `--check` to only see what it would do.
+    needed); add `--check` to only see what it would do. `--replay RUN` plays
+    the recorded callers of RUN, turn by turn, to the agent (only an agent bot
+    or `--agent-connector` is needed), then compare: `vae compare RUN NEW`.
+
+    \b
+    Examples:
+      vae run examples/suite --bridge 127.0.0.1:50051
+      vae run --resume 2024-06-01 --check
+      vae run --replay 2024-06-01 --replay-scenario airline_wrong_date
     """
     if check and not resume:
         raise click.UsageError("--check needs --resume RUN")
-    if not scenarios and not resume:
-        raise click.UsageError("give SCENARIOS (files, folders or modules), or --resume RUN")
+    replay = replay_fields(opts, bool(scenarios), bool(resume))
+    if not scenarios and not resume and not replay:
+        raise click.UsageError(
+            "give SCENARIOS (files, folders or modules), --resume RUN or --replay RUN"
+        )
     try:
         json.loads(opts["connector_options"])
     except json.JSONDecodeError as exc:
@@ -294,6 +307,8 @@ def run_command(
     for name, field in mapping.items():
         if opts[name] is not None:
             setattr(options, field, opts[name])
+    if opts["gate_silence"] is not None:
+        options.replay_gate_silence_s = opts["gate_silence"]
     if opts["end_policy"]:
         options.end_policy = (
             bridge_pb2.END_POLICY_TOOL_ONLY
@@ -312,6 +327,7 @@ def run_command(
         run_id=run_id,
         resume=resume,
         dry_run=check,
+        **replay,
     )
     try:
         code = asyncio.run(_run(address, token, tls_ca, request, as_json))
@@ -374,6 +390,7 @@ def runs_show(run: str, db_path: Path, as_json: bool) -> None:
         run_id = select_run(reader, run)
         record = reader.get_run(run_id)
         assert record is not None
+        replayed = replayed_from(reader, run_id)
         rows = [
             {
                 "scenario": s.scenario_name,
@@ -397,11 +414,14 @@ def runs_show(run: str, db_path: Path, as_json: bool) -> None:
                 "status": str(record.status),
                 "options": record.options,
                 "vae_version": record.vae_version,
+                "replayed_from": replayed,
                 "sessions": rows,
             }
         )
         return
     click.echo(f"run {run_id}: {record.status} (vae {record.vae_version})")
+    if replayed["run"]:
+        click.echo(f"replayed from run {replayed['run']} (sessions: {replayed['sessions']})")
     click.echo(_table(rows, _COLUMNS))
 
 
