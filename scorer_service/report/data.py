@@ -14,6 +14,7 @@ from typing import Any
 from recordings.export import transcript
 from recordings.models import Channel, EventKind, ScoringRecord, SessionRecord, Verdict
 from recordings.reader import RecordingReader
+from recordings.replay_links import run_source
 from recordings.selection import select_run
 from scorer_service import signals
 from scorer_service.aggregate import SessionOutcome
@@ -213,6 +214,7 @@ def report_data(
             "finished": _iso(run.finished_ns),
             "status": str(run.status),
             "source": run.source,
+            "replayed_from": run_source(reader, run_id),
             "recorded_with": run.vae_version,
             "options": run.options,
             "tags": run.tags,

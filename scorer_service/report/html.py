@@ -74,6 +74,7 @@ def _header(data: dict[str, Any]) -> str:
         ("Created", run["created"]),
         ("Finished", run["finished"] or "—"),
         ("Status", run["status"]),
+        ("Replayed from", run.get("replayed_from") or "—"),
         ("Scenarios", str(run["scenarios"])),
         ("User bots", ", ".join(bots["user"]) or "—"),
         ("Agent bots", ", ".join(bots["agent"]) or "—"),

@@ -15,6 +15,7 @@ from bridge_service.server import BridgeServer
 from recordings.reader import RecordingReader
 from recordings.replay_links import run_source, session_sources
 from recordings.replay_script import load_script
+from scorer_service.report import render_html, report_data
 from tests.bridge_service.replay.helpers import (
     agent_script,
     composite_verdicts,
@@ -56,6 +57,11 @@ async def test_unchanged_agent_replays_every_turn_sample_for_sample(
         assert np.array_equal(a.samples, b.samples)
     verdicts = {run: await composite_verdicts(db_path, run) for run in (source, again)}
     assert verdicts[source] == verdicts[again] == {"booking": ("passed", [])}
+    with RecordingReader(db_path) as reader:
+        data = report_data(reader, again, include_audio=False)
+        html = render_html(reader, again)
+    assert data["run"]["replayed_from"] == source
+    assert f"<td>Replayed from</td><td>{source}</td>" in html
 
 
 async def test_changed_agent_shows_a_regression_for_the_right_reason(
