@@ -123,16 +123,18 @@ async def record(
     *,
     agent: Callable[[], Brain] = lambda: play_script,
     timeout_s: float = 90.0,
+    concurrency: int = 0,
     **options: Any,
 ) -> str:
     run_id = f"rec-{uuid.uuid4().hex[:8]}"
+    n = concurrency or len(scenarios)
     request = bridge_pb2.StartRunRequest(
         run_id=run_id,
         sources=[bridge_pb2.ScenarioSource(inline=json.dumps(scenarios))],
-        options=_options(len(scenarios), **options),
+        options=_options(n, **options),
     )
     brains = {"user": lambda: play_script, "agent": agent}
-    return await _bots_and_watch(server, request, brains, len(scenarios), timeout_s)
+    return await _bots_and_watch(server, request, brains, n, timeout_s)
 
 
 async def replay(
