@@ -18,6 +18,10 @@ For every delivered frame (``on_frame``) the player
 3. returns the caller's audio for the same span of time: silence, or the
    turn's samples exactly as recorded.
 
+After the last turn, the player waits for the agent's reply (when the
+recording had one) and then ``FINISH_AFTER_S`` of quiet before it reports
+``finished`` — unless the agent's end tool, or a limit, ends the call first.
+
 Output positions are on the caller's own sample clock (rate of the
 recording); delivered positions are converted with integer arithmetic.
 """
@@ -29,6 +33,10 @@ from typing import Any
 import numpy as np
 
 from recordings.replay_script import Gate, ReplayScript, ReplayTurn
+
+#: Quiet after the agent's reply to the last turn before the replay ends: an agent
+#: that ends the call with its end tool as it stops speaking gets to do so first.
+FINISH_AFTER_S = 2.0
 
 
 class AgentFollower:
@@ -111,8 +119,15 @@ class AgentFollower:
 
 
 class ReplayPlayer:
-    def __init__(self, script: ReplayScript, heard_rate: int, gate_silence_s: float) -> None:
+    def __init__(
+        self,
+        script: ReplayScript,
+        heard_rate: int,
+        gate_silence_s: float,
+        finish_after_s: float = FINISH_AFTER_S,
+    ) -> None:
         self.script = script
+        self.finish_after_s = max(finish_after_s, gate_silence_s)
         self.rate = script.rate
         self.heard_rate = heard_rate
         self.gate_silence_s = gate_silence_s
@@ -162,7 +177,7 @@ class ReplayPlayer:
             if self.next_turn >= len(self.script.turns):
                 if self._reply_over(frame_end):
                     self.finished = True
-                    happened.append({"event": "finished"})
+                    happened.append({"event": "finished", "at": frame_end})
                 break
             turn = self.script.turns[self.next_turn]
             cue = self._cue(turn, frame_end)
@@ -204,11 +219,13 @@ class ReplayPlayer:
         return agent.last_end + hold, agent.last_end
 
     def _reply_over(self, now: int) -> bool:
-        hold = round(self.gate_silence_s * self.heard_rate)
-        if not self.script.reply_expected:
-            return now - self.prev_end >= hold
-        replied = any(o > self.prev_start for o in self.agent.onsets)
-        return replied and self.agent.last_end > self.prev_end and now - self.agent.last_end >= hold
+        agent = self.agent
+        replied = any(o > self.prev_start for o in agent.onsets) and agent.last_end > self.prev_end
+        if self.script.reply_expected and not replied:
+            return False
+        quiet_since = max(self.prev_end, agent.last_end)
+        hold = round(self.finish_after_s * self.heard_rate)
+        return not agent.in_run and now - quiet_since >= hold
 
     def _placement(self, turn: ReplayTurn, at: int, reference: int, start: int) -> dict[str, Any]:
         return {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridge_service.replay.player import ReplayPlayer
+from bridge_service.replay.player import FINISH_AFTER_S, ReplayPlayer
 from recordings.replay_script import Gate, ReplayScript, ReplayTurn
 from tests.conftest import tone
 
@@ -93,20 +93,22 @@ def test_a_click_is_not_an_agent_turn() -> None:
 
 def test_after_user_and_the_end_after_the_agents_reply() -> None:
     s = script((Gate.AFTER_USER, 0.3, False), (Gate.AFTER_AGENT, 0.6, True))
-    agent = line(6.0, (1.2, 2.0), (3.6, 4.2))
+    agent = line(7.0, (1.2, 2.0), (3.6, 4.2))
     player = ReplayPlayer(s, RATE, 0.5)
-    out, events = play(player, agent)
+    _, events = play(player, agent)
     kinds = [e["event"] for e in events]
     assert kinds == ["turn_started", "turn_ended", "turn_started", "turn_ended", "finished"]
     assert events[0]["start_offset"] == round(0.3 * RATE)  # from the start of the call
-    finished_at = len(out)  # the reply ended at 4.2 s; 0.5 s of quiet finishes
-    assert player.finished and finished_at >= 4.7 * RATE
+    # The reply ended at 4.2 s; FINISH_AFTER_S of quiet later the replay is over.
+    end_of_reply = int(loud(agent)[-1]) + 1
+    assert player.finished
+    assert 0 <= events[-1]["at"] - (end_of_reply + FINISH_AFTER_S * RATE) < FRAME
 
 
 def test_without_a_recorded_reply_the_replay_ends_after_the_last_turn() -> None:
     s = script((Gate.AFTER_USER, 0.2, False), reply=False)
     player = ReplayPlayer(s, RATE, 0.5)
-    _, events = play(player, line(1.5))
+    _, events = play(player, line(3.0))
     assert [e["event"] for e in events][-1] == "finished"
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from bridge_service.server import BridgeServer
+from recordings.models import EventKind, Side
 from recordings.reader import RecordingReader
 from recordings.replay_links import run_source, session_sources
 from recordings.replay_script import load_script
@@ -51,6 +52,14 @@ async def test_unchanged_agent_replays_every_turn_sample_for_sample(
         got = stream[p["start_offset"] : p["end_offset"]]
         assert np.array_equal(got, turn.samples), f"turn {turn.index} differs"
         assert p["gate"] == str(turn.gate) == "after_agent"
+    # The caller's transcripts are carried over, at the turns' new places.
+    with RecordingReader(db_path) as reader:
+        said = [
+            e.payload for e in reader.events(rep_sid, [EventKind.TRANSCRIPT]) if e.side is Side.USER
+        ]
+    assert [p["text"] for p in said] == [t.transcripts[0]["text"] for t in recorded.turns]
+    assert [p["start_sample_offset"] for p in said] == [p["start_offset"] for p in placed]
+    assert all(p["replayed_from"]["session_id"] == src_sid for p in said)
     # Cutting the replay again finds the same turns, to the sample.
     assert [t.gate for t in replayed.turns] == [t.gate for t in recorded.turns]
     for a, b in zip(recorded.turns, replayed.turns, strict=True):
