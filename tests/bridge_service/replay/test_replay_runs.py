@@ -159,3 +159,25 @@ async def test_two_replays_give_the_same_caller(bridge: BridgeServer, db_path: P
         x = streams[0][a["start_offset"] : a["end_offset"]]
         y = streams[1][b["start_offset"] : b["end_offset"]]
         assert np.array_equal(x, y)
+
+
+async def test_the_replay_ends_after_the_last_turn_and_the_agents_reply(
+    bridge: BridgeServer, db_path: Path
+) -> None:
+    source = await record(bridge, [conversation()])
+    never_ends = [dict(item, end=False) for item in agent_script("2026-03-20")]
+    again = await replay(
+        bridge,
+        source,
+        agent=with_script(never_ends),
+        end_policy=2,  # valid-terminal-state
+    )
+    rep_sid = session_of(db_path, again, "booking")
+    with RecordingReader(db_path) as reader:
+        session = reader.session(rep_sid)
+        ended = [e for e in reader.events(rep_sid, [EventKind.END_CONVERSATION])]
+    assert session is not None
+    assert session.stop_reason == "replay_finished" and session.clean_exit is True
+    assert [(e.side, e.payload["kind"]) for e in ended] == [(Side.USER, "replay_finished")]
+    # All recorded turns were played, and the agent answered the last one.
+    assert len(placed_turns(db_path, rep_sid)) == 2 and session.agent_turns == 3
