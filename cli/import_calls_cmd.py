@@ -59,7 +59,7 @@ def _yaml_or_json(path: Path) -> Any:
 @click.option(
     "--max-seconds",
     type=click.FloatRange(min=1),
-    default=4 * 3600,
+    default=3600,
     show_default=True,
     help="Refuse recordings longer than this.",
 )

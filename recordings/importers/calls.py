@@ -30,9 +30,7 @@ the database is left untouched.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,12 +39,13 @@ import numpy as np
 import soundfile as sf
 
 from recordings.audio import SegmentBuilder
-from recordings.errors import ScenarioError
 from recordings.importers.calls_files import (
     CallFiles,
-    check_audio,
+    CheckedCall,
+    ScenarioLoader,
+    check_call,
     find_calls,
-    read_transcript,
+    load_json_scenario,
 )
 from recordings.importers.nemo_layout import ImportSourceError, choose_run_id, session_id_for
 from recordings.models import (
@@ -62,27 +61,13 @@ from recordings.models import (
     Side,
 )
 from recordings.reader import RecordingReader
-from recordings.scenario import scenario_from_dict
 from recordings.vad import spurts
-from recordings.writer import open_writer
+from recordings.writer import RecordingWriter, open_writer
 
 SOURCE = "import:calls"
 #: What a recorded call cannot tell; the scorer leaves the signals needing it unscored.
 LACKS = ["tool_calls", "final_state", "llm_context", "end_reason"]
 _NS = 1_000_000_000
-
-ScenarioLoader = Callable[[Path], Any]
-
-
-def load_json_scenario(path: Path) -> Any:
-    if path.suffix.lower() != ".json":
-        raise ImportSourceError(
-            f"{path}: only JSON scenario files here (vae import calls reads YAML)"
-        )
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ImportSourceError(f"{path}: not valid JSON ({exc})") from exc
 
 
 @dataclass
@@ -123,7 +108,7 @@ async def import_calls(
     scenario: dict[str, Any] | None = None,
     load_scenario: ScenarioLoader = load_json_scenario,
     run_id: str | None = None,
-    max_seconds: float = 4 * 3600,
+    max_seconds: float = 3600,
 ) -> CallsReport:
     """Import the calls found in ``paths`` as one new run; return what was imported."""
     if caller_channel not in ("left", "right"):
@@ -132,15 +117,13 @@ async def import_calls(
     existing = await asyncio.to_thread(_run_ids, Path(db_path))
     rid = choose_run_id(run_id, time.strftime("calls-%Y-%m-%dT%H-%M-%S"), existing)
     base = time.time_ns()
-    calls = [
-        await asyncio.to_thread(
-            _read_call, rid, c, base, caller_channel, scenario, load_scenario, max_seconds
-        )
-        for c in found
+    # Every call is checked (formats, lengths, sidecars) before anything is written.
+    checked = [
+        await asyncio.to_thread(check_call, c, scenario, load_scenario, max_seconds) for c in found
     ]
     options: dict[str, object] = {
         "end_policy": "tool-only",
-        "imported_from": sorted({f for c in calls for f in c.report.files}),
+        "imported_from": sorted(str(p) for c in found for p in c.audio),
         "caller_channel": caller_channel,
         "lacks": LACKS,
     }
@@ -150,7 +133,7 @@ async def import_calls(
             RunRecord(
                 rid,
                 base,
-                RunStatus.COMPLETED,
+                RunStatus.RUNNING,
                 "import",
                 options,
                 ["imported", "calls"],
@@ -158,42 +141,44 @@ async def import_calls(
                 SOURCE,
             )
         )
-        for ordinal, call in enumerate(calls):
-            name = call.report.name
-            domain = str(call.scenario.get("domain", "imported"))
-            await writer.add_run_scenarios([RunScenario(rid, name, ordinal, domain, call.scenario)])
-            await writer.start_session(call.session)
-            for seg in call.segments:
-                await writer.add_segment(seg)
-            await writer.add_events(call.events)
-            await writer.end_session(
-                call.session.session_id,
-                ended_ns=call.session.started_ns + int(call.report.duration_s * _NS),
-                stop_reason="unspecified",
-                stop_detail="imported call: how it ended is not recorded",
-                clean_exit=None,
-                user_turns=call.report.user_turns,
-                agent_turns=call.report.agent_turns,
-            )
-            report.calls.append(call.report)
+        try:
+            for ordinal, item in enumerate(checked):
+                call = await asyncio.to_thread(_read_call, rid, item, base, caller_channel)
+                await _write_call(writer, rid, ordinal, call)
+                report.calls.append(call.report)
+        except ImportSourceError:
+            # Audio that decoded badly past its header: keep what was imported, say so.
+            await writer.update_run_status(rid, str(RunStatus.FAILED), time.time_ns())
+            await writer.flush()
+            raise
         await writer.update_run_status(rid, str(RunStatus.COMPLETED), time.time_ns())
         await writer.flush()
     return report
 
 
-def _read_call(
-    run_id: str,
-    files: CallFiles,
-    base: int,
-    caller_channel: str,
-    shared: dict[str, Any] | None,
-    load_scenario: ScenarioLoader,
-    max_seconds: float,
-) -> _Call:
-    channels = _channels(files, caller_channel, max_seconds)
+async def _write_call(writer: RecordingWriter, rid: str, ordinal: int, call: _Call) -> None:
+    name = call.report.name
+    domain = str(call.scenario.get("domain", "imported"))
+    await writer.add_run_scenarios([RunScenario(rid, name, ordinal, domain, call.scenario)])
+    await writer.start_session(call.session)
+    for seg in call.segments:
+        await writer.add_segment(seg)
+    await writer.add_events(call.events)
+    await writer.end_session(
+        call.session.session_id,
+        ended_ns=call.session.started_ns + int(call.report.duration_s * _NS),
+        stop_reason="unspecified",
+        stop_detail="imported call: how it ended is not recorded",
+        clean_exit=None,
+        user_turns=call.report.user_turns,
+        agent_turns=call.report.agent_turns,
+    )
+
+
+def _read_call(run_id: str, checked: CheckedCall, base: int, caller_channel: str) -> _Call:
+    files, doc, kind, lines = checked.files, checked.scenario, checked.kind, checked.lines
+    channels = _channels(files, caller_channel)
     sid = session_id_for(run_id, files.name, 1)
-    lines = read_transcript(files.transcript) if files.transcript else []
-    doc, kind = _scenario(files, shared, load_scenario)
     segments: list[SegmentRecord] = []
     events: list[EventRecord] = []
     turns: dict[Side, int] = {}
@@ -235,31 +220,28 @@ def _read_call(
     return _Call(report, doc, session, segments, events)
 
 
-def _channels(
-    files: CallFiles, caller_channel: str, max_seconds: float
-) -> dict[Side, tuple[np.ndarray, int]]:
+def _channels(files: CallFiles, caller_channel: str) -> dict[Side, tuple[np.ndarray, int]]:
     if files.stereo is not None:
-        info = check_audio(files.stereo, 2, max_seconds)
-        data = _read(files.stereo)
+        data, rate = _read(files.stereo)
         user = 0 if caller_channel == "left" else 1
         return {
-            Side.USER: (np.ascontiguousarray(data[:, user]), info.samplerate),
-            Side.AGENT: (np.ascontiguousarray(data[:, 1 - user]), info.samplerate),
+            Side.USER: (np.ascontiguousarray(data[:, user]), rate),
+            Side.AGENT: (np.ascontiguousarray(data[:, 1 - user]), rate),
         }
     assert files.caller is not None and files.agent is not None
     out = {}
     for side, path in ((Side.USER, files.caller), (Side.AGENT, files.agent)):
-        info = check_audio(path, 1, max_seconds)
-        out[side] = (np.ascontiguousarray(_read(path)[:, 0]), info.samplerate)
+        data, rate = _read(path)
+        out[side] = (np.ascontiguousarray(data[:, 0]), rate)
     return out
 
 
-def _read(path: Path) -> np.ndarray:
+def _read(path: Path) -> tuple[np.ndarray, int]:
     try:
-        data, _ = sf.read(str(path), dtype="int16", always_2d=True)
+        data, rate = sf.read(str(path), dtype="int16", always_2d=True)
     except (RuntimeError, sf.LibsndfileError) as exc:
         raise ImportSourceError(f"{path}: cannot decode ({exc})") from exc
-    return np.asarray(data, dtype=np.int16)
+    return np.asarray(data, dtype=np.int16), int(rate)
 
 
 def _segments(
@@ -272,24 +254,6 @@ def _segments(
         out.extend(builder.add(chunk, offset, seq, base + offset * _NS // rate))
     out.extend(builder.close())
     return out
-
-
-def _scenario(
-    files: CallFiles, shared: dict[str, Any] | None, load_scenario: ScenarioLoader
-) -> tuple[dict[str, Any], str]:
-    kind, source = "none", f"call {files.name}"
-    doc: Any = {"domain": "imported", "description": f"imported call {files.name}"}
-    if files.scenario is not None:
-        doc, kind, source = load_scenario(files.scenario), "own", str(files.scenario)
-    elif shared is not None:
-        doc, kind = shared, "shared"
-    if not isinstance(doc, dict):
-        raise ImportSourceError(f"{source}: a scenario must be a mapping")
-    try:
-        scenario = scenario_from_dict({**doc, "name": files.name}, source)
-    except ScenarioError as exc:
-        raise ImportSourceError(str(exc)) from exc
-    return scenario.to_dict(), kind
 
 
 def _run_ids(db_path: Path) -> list[str]:

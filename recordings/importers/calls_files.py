@@ -26,17 +26,20 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import soundfile as sf
 
+from recordings.errors import ScenarioError
 from recordings.importers.nemo_layout import ImportSourceError
+from recordings.scenario import scenario_from_dict
 
 AUDIO = (".wav", ".flac")
 MIN_RATE, MAX_RATE = 8000, 48000
-MAX_AUDIO_BYTES = 2 * 1024**3
+MAX_AUDIO_BYTES = 1024**3
 MAX_SIDECAR_BYTES = 10 * 1024**2
 MAX_SEGMENTS = 100_000
 MAX_TEXT = 10_000
@@ -207,3 +210,60 @@ def _time(value: Any, where: str) -> float:
     if value < 0:
         raise ImportSourceError(f"{where}: must not be negative")
     return float(value)
+
+
+ScenarioLoader = Callable[[Path], Any]
+
+
+def load_json_scenario(path: Path) -> Any:
+    if path.suffix.lower() != ".json":
+        raise ImportSourceError(
+            f"{path}: only JSON scenario files here (vae import calls reads YAML)"
+        )
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ImportSourceError(f"{path}: not valid JSON ({exc})") from exc
+
+
+def call_scenario(
+    files: CallFiles, shared: dict[str, Any] | None, load_scenario: ScenarioLoader
+) -> tuple[dict[str, Any], str]:
+    kind, source = "none", f"call {files.name}"
+    doc: Any = {"domain": "imported", "description": f"imported call {files.name}"}
+    if files.scenario is not None:
+        doc, kind, source = load_scenario(files.scenario), "own", str(files.scenario)
+    elif shared is not None:
+        doc, kind = shared, "shared"
+    if not isinstance(doc, dict):
+        raise ImportSourceError(f"{source}: a scenario must be a mapping")
+    try:
+        scenario = scenario_from_dict({**doc, "name": files.name}, source)
+    except ScenarioError as exc:
+        raise ImportSourceError(str(exc)) from exc
+    return scenario.to_dict(), kind
+
+
+@dataclass
+class CheckedCall:
+    files: CallFiles
+    scenario: dict[str, Any]
+    kind: str
+    lines: list[TranscriptLine]
+
+
+def check_call(
+    files: CallFiles,
+    shared: dict[str, Any] | None,
+    load_scenario: ScenarioLoader,
+    max_seconds: float,
+) -> CheckedCall:
+    if files.stereo is not None:
+        check_audio(files.stereo, 2, max_seconds)
+    else:
+        assert files.caller is not None and files.agent is not None
+        check_audio(files.caller, 1, max_seconds)
+        check_audio(files.agent, 1, max_seconds)
+    lines = read_transcript(files.transcript) if files.transcript else []
+    doc, kind = call_scenario(files, shared, load_scenario)
+    return CheckedCall(files, doc, kind, lines)

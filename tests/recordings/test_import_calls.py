@@ -157,3 +157,18 @@ async def test_a_bad_scenario_sidecar_names_the_field(tmp_path: Path, db_path: P
         await import_calls(db_path, [tmp_path / "c.wav"])
     with pytest.raises(ImportSourceError, match="no such file"):
         await import_calls(db_path, [tmp_path / "missing.wav"])
+
+
+async def test_audio_broken_past_its_header_fails_the_run_and_keeps_the_rest(
+    tmp_path: Path, db_path: Path
+) -> None:
+    write_stereo(tmp_path / "a_good.wav")
+    write_stereo(tmp_path / "b_cut.flac", fmt="FLAC")
+    blob = (tmp_path / "b_cut.flac").read_bytes()
+    (tmp_path / "b_cut.flac").write_bytes(blob[: len(blob) // 2])  # header intact, data cut
+    with pytest.raises(ImportSourceError, match=r"b_cut\.flac: cannot decode"):
+        await import_calls(db_path, [tmp_path], run_id="half")
+    with RecordingReader(db_path) as reader:
+        run = reader.get_run("half")
+        assert run is not None and str(run.status) == "failed"
+        assert [s.scenario_name for s in reader.sessions("half")] == ["a_good"]
