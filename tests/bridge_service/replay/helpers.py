@@ -141,7 +141,7 @@ async def replay(
     server: BridgeServer,
     source_run: str,
     *,
-    agent: Callable[[], Brain] = lambda: play_script,
+    agent: Callable[[], Brain] | None = lambda: play_script,
     scenarios: int = 1,
     timeout_s: float = 90.0,
     replay_scenarios: tuple[str, ...] = (),
@@ -154,7 +154,19 @@ async def replay(
         replay_scenarios=list(replay_scenarios),
         options=_options(scenarios, **options),
     )
-    return await _bots_and_watch(server, request, {"agent": agent}, scenarios, timeout_s)
+    brains = {} if agent is None else {"agent": agent}
+    return await _bots_and_watch(server, request, brains, scenarios, timeout_s)
+
+
+async def resume(
+    server: BridgeServer,
+    run_id: str,
+    *,
+    agent: Callable[[], Brain] = lambda: play_script,
+    timeout_s: float = 90.0,
+) -> str:
+    request = bridge_pb2.StartRunRequest(run_id=run_id, resume=run_id)
+    return await _bots_and_watch(server, request, {"agent": agent}, 1, timeout_s)
 
 
 def session_of(db: Path, run_id: str, scenario: str) -> str:

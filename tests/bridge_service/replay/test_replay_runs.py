@@ -24,6 +24,7 @@ from tests.bridge_service.replay.helpers import (
     placed_turns,
     record,
     replay,
+    resume,
     sent_stream,
     session_of,
     with_script,
@@ -181,3 +182,20 @@ async def test_the_replay_ends_after_the_last_turn_and_the_agents_reply(
     assert [(e.side, e.payload["kind"]) for e in ended] == [(Side.USER, "replay_finished")]
     # All recorded turns were played, and the agent answered the last one.
     assert len(placed_turns(db_path, rep_sid)) == 2 and session.agent_turns == 3
+
+
+async def test_a_replay_resumes_with_the_same_source_sessions(
+    bridge: BridgeServer, db_path: Path
+) -> None:
+    source = await record(bridge, [conversation()])
+    # No agent ever joins: the attempt fails unpaired, the run fails.
+    failed = await replay(bridge, source, agent=None, pairing_timeout_s=1)
+    with RecordingReader(db_path) as reader:
+        first = reader.sessions(failed)
+    assert [s.stop_reason for s in first] == ["bot_disconnected"]
+    await resume(bridge, failed)
+    rep_sid = session_of(db_path, failed, "booking")
+    with RecordingReader(db_path) as reader:
+        assert reader.session(rep_sid).stop_reason == "end_tool"  # type: ignore[union-attr]
+        assert session_sources(reader, failed) == {rep_sid: session_of(db_path, source, "booking")}
+    assert len(placed_turns(db_path, rep_sid)) == 2
