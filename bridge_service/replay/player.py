@@ -235,6 +235,9 @@ class ReplayPlayer:
             "delay_s": round((at - reference) / self.heard_rate, 6),
             "start_offset": start,
             "end_offset": start + len(turn.samples),
+            # Where the cue's reference fell (the agent's end of speech or onset,
+            # or the previous turn's end) on the caller's clock.
+            "cue_offset": self._out(reference),
             "samples": len(turn.samples),
             "source_start_s": round(turn.source_start_s, 6),
         }

@@ -7,6 +7,7 @@ both and reading each scenario's composite verdict from the store.
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -149,17 +150,24 @@ async def test_two_replays_give_the_same_caller(bridge: BridgeServer, db_path: P
     source = await record(bridge, [conversation()])
     first = await replay(bridge, source)
     second = await replay(bridge, source)
-    jitter = 80 * 16  # the jitter buffer, in samples at 16 kHz
     one, two = (placed_turns(db_path, session_of(db_path, r, "booking")) for r in (first, second))
+    # The same turns, with the same cues, each placed the same number of samples after
+    # its cue (the agent's end of speech on the delivered line): the caller moves only
+    # as much as the agent did, never with the wall clock.
     assert [(p["turn"], p["gate"], p["samples"]) for p in one] == [
         (p["turn"], p["gate"], p["samples"]) for p in two
     ]
+    after_cue = [[p["start_offset"] - p["cue_offset"] for p in run] for run in (one, two)]
+    assert after_cue[0] == after_cue[1]
     streams = [sent_stream(db_path, session_of(db_path, r, "booking")) for r in (first, second)]
     for a, b in zip(one, two, strict=True):
-        assert abs(a["start_offset"] - b["start_offset"]) <= jitter
         x = streams[0][a["start_offset"] : a["end_offset"]]
         y = streams[1][b["start_offset"] : b["end_offset"]]
         assert np.array_equal(x, y)
+    # Between turns the caller sends exact silence, in both replays.
+    for stream, run in zip(streams, (one, two), strict=True):
+        gaps = [stream[p["end_offset"] : q["start_offset"]] for p, q in pairwise(run)]
+        assert not any(g.any() for g in gaps)
 
 
 async def test_the_replay_ends_after_the_last_turn_and_the_agents_reply(
