@@ -11,6 +11,8 @@ def replay_request(request: bridge_pb2.StartRunRequest) -> ReplayRequest | None:
         if request.replay_scenarios or request.replay_sessions:
             raise ValueError("replay_scenarios/replay_sessions: only meaningful with replay")
         return None
+    if request.resume:
+        raise ValueError("replay: a replay starts a new run; give replay or resume, not both")
     return ReplayRequest(
         request.replay, tuple(request.replay_scenarios), tuple(request.replay_sessions)
     )

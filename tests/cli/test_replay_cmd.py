@@ -62,5 +62,7 @@ async def test_replay_usage_errors(bridge: BridgeServer, tmp_path: Path) -> None
     assert code == 2 and "need --replay" in err
     code, _, err = await vae_cli("run", "--replay", "nope", "--bridge", bridge.address)
     assert code == 2 and "nope" in err
+    code, _, err = await vae_cli("run", "x.yaml", "--replay", "r", "--bridge", bridge.address)
+    assert code == 2 and "give no SCENARIOS" in err
     code, _, err = await vae_cli("import", "calls", str(tmp_path / "none.wav"), "--db", "x.db")
     assert code == 2 and "no such file" in err
