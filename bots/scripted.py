@@ -24,6 +24,7 @@ silence: that is how a "stalled agent" is scripted.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -156,6 +157,23 @@ async def play_script(conv: Conversation) -> None:
         if item.end:
             await conv.end("script finished")
             return
+
+
+def overriding(sides: dict[str, dict[str, Any]]) -> Callable[[Conversation], Awaitable[None]]:
+    """``play_script``, with this side's script taken from ``sides[scenario name]`` if there.
+
+    How "agent v2" is played against last week's callers (``vae bot agent
+    --script-from``): the bridge still sends the scenario as recorded, the bot
+    plays its own new lines.
+    """
+
+    async def brain(conv: Conversation) -> None:
+        extra = sides.get(conv.info.scenario_name)
+        if extra:
+            conv.info.side_config = {**conv.info.side_config, **extra}
+        await play_script(conv)
+
+    return brain
 
 
 async def _cue(conv: Conversation, script: Script, item: ScriptItem, *, first: bool) -> None:

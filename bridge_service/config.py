@@ -41,6 +41,8 @@ class StopReason(enum.StrEnum):
     ATTEMPT_CRASHED = "attempt_crashed"
     STORAGE_ERROR = "storage_error"
     FIRST_SPEAKER_SILENT = "first_speaker_silent"
+    #: A replay played its last recorded user turn and heard the agent's reply.
+    REPLAY_FINISHED = "replay_finished"
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,11 @@ class RunSettings:
     first_speaker_timeout_s: float = 10.0
     #: Trials per scenario (``vae run --repeat K``); see recordings/trials.py.
     repeat: int = 1
+    #: Replay (``bridge_service.replay``): quiet that ends the agent's turn, seconds.
+    replay_gate_silence_s: float = 0.5
+    #: Replay: the source run, and scenario name -> source session id.
+    replay_from: str = ""
+    replay_sources: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -150,6 +157,11 @@ class RunSettings:
                 "must be agent or user",
             ),
             (self.first_speaker_timeout_s > 0, "first_speaker_timeout_s", "must be positive"),
+            (
+                0.05 <= self.replay_gate_silence_s <= 10,
+                "replay_gate_silence_s",
+                "must be 0.05..10 s",
+            ),
         ]
         for ok, name, problem in checks:
             if not ok:

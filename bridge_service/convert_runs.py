@@ -50,6 +50,7 @@ _OPTIONAL = (
     "pairing_timeout_s",
     "first_speaker_timeout_s",
     "repeat",
+    "replay_gate_silence_s",
 )
 _ROLE = {common_pb2.ROLE_USER: "user", common_pb2.ROLE_AGENT: "agent"}
 _ROLE_PB = {v: k for k, v in _ROLE.items()}

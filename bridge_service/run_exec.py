@@ -41,6 +41,7 @@ from bridge_service.connectors.base import ConnectorError, SideEndpoint
 from bridge_service.connectors.pool import ConnectorPools
 from bridge_service.pairing import PairingPool, PairingTimeout
 from bridge_service.plan import SessionPlan
+from bridge_service.replay.source import open_replay, record_link
 from bridge_service.run_model import RunEvent, RunEventKind, RunState, SessionSummary
 from bridge_service.run_outcome import final_status, scenario_failure
 from bridge_service.run_outcome import retry_reason as _retry_reason
@@ -174,12 +175,14 @@ class RunExecutor:
         ):
             run.done += 1
 
-    async def _endpoints(self, run: RunState) -> dict[Side, SideEndpoint]:
+    async def _endpoints(
+        self, run: RunState, preset: SideEndpoint | None = None
+    ) -> dict[Side, SideEndpoint]:
         s = run.settings
-        dialled: dict[Side, SideEndpoint] = {}
+        dialled: dict[Side, SideEndpoint] = {} if preset is None else {preset.role: preset}
         try:
             for side, config in ((Side.USER, s.user_connector), (Side.AGENT, s.agent_connector)):
-                if config is not None:
+                if config is not None and side not in dialled:
                     dialled[side] = await self._until_cancelled(
                         run, self.connectors.dial(config, side)
                     )
@@ -200,7 +203,9 @@ class RunExecutor:
             run.run_id, session_id, scenario, attempt, run.settings, self.bridge, reason
         )
         try:
-            endpoints = await self._endpoints(run)
+            # A replay plays the user side itself (bridge_service.replay).
+            replayed = await open_replay(run.settings, plan, self.writer.path)
+            endpoints = await self._endpoints(run, replayed)
         except PairingTimeout as exc:
             return await self._record_unrun(run, plan, StopReason.PEER_NEVER_JOINED, str(exc))
         except ConnectorError as exc:
@@ -238,6 +243,7 @@ class RunExecutor:
                     detail = f"the bridge failed: {type(exc).__name__}: {exc}"
                     return await self._record_unrun(run, plan, StopReason.BRIDGE_ERROR, detail)
                 result = session.result
+            await record_link(self.writer, session_id, endpoints[Side.USER])
         finally:
             self.live.pop(session_id, None)
         await self._emit_ended(run, plan, result)

@@ -27,6 +27,7 @@ from typing import Any
 
 from bridge_service.config import BridgeSettings, RunSettings, StopReason
 from bridge_service.pairing import PairingPool
+from bridge_service.replay.request import ReplayRequest, replay_options
 from bridge_service.run_exec import RunExecutor, Todo
 from bridge_service.run_model import (
     Classification,
@@ -43,6 +44,7 @@ from recordings import identifiers
 from recordings.errors import ScenarioError, StorageError
 from recordings.models import RunRecord, RunScenario, RunStatus
 from recordings.reader import RecordingReader
+from recordings.replay_links import link_run
 from recordings.scenario import scenario_from_dict
 from recordings.selection import ResumeState, classify_resume, new_run_id, select_run
 from recordings.writer import RecordingWriter
@@ -116,6 +118,7 @@ class RunManager:
         run_id: str = "",
         resume: str = "",
         dry_run: bool = False,
+        replay: ReplayRequest | None = None,
     ) -> tuple[RunView | None, list[Classification]]:
         if self.writer.failure is not None:
             raise StorageError(f"the bridge cannot record: {self.writer.failure}")
@@ -126,9 +129,17 @@ class RunManager:
             return await self._resume(sources, overrides, resume, dry_run)
         if dry_run:
             raise ValueError("dry_run: only meaningful with resume")
+        chosen = None
+        if replay is not None:
+            chosen = await self._read(replay.select, sources, overrides)
+            overrides = {**overrides, **replay_options(chosen)}
         settings = RunSettings(**overrides)
         settings.validate()
-        scenarios = expand_trials(await asyncio.to_thread(load_sources, sources), settings.repeat)
+        if chosen is not None:
+            scenarios = chosen.scenarios
+        else:
+            loaded = await asyncio.to_thread(load_sources, sources)
+            scenarios = expand_trials(loaded, settings.repeat)
         existing = await self._read(lambda r: r.run_ids())
         if run_id and run_id in existing:
             raise RunConflict(f"run {run_id!r} already exists; resume it or pick a name", True)
@@ -144,6 +155,8 @@ class RunManager:
                 list(settings.tags),
             )
         )
+        if chosen is not None:
+            await link_run(self.writer, run_id, chosen.run_id)
         await self.writer.add_run_scenarios(
             [
                 RunScenario(run_id, sc.name, i, sc.domain, sc.to_dict())

@@ -22,6 +22,7 @@ from bridge_service.convert_runs import (
     run_pb,
     sources_from_pb,
 )
+from bridge_service.replay.convert import replay_request
 from bridge_service.runs import RunConflict, RunManager
 from bridge_service.servicer_converse import ConverseHandler
 from recordings.errors import AmbiguousRunError, RunNotFoundError, ScenarioError, StoreError
@@ -76,6 +77,7 @@ class BridgeServicer(bridge_pb2_grpc.BridgeServiceServicer):
                 run_id=request.run_id,
                 resume=request.resume,
                 dry_run=request.dry_run,
+                replay=replay_request(request),
             )
             response = bridge_pb2.StartRunResponse(
                 classifications=[classification_pb(c) for c in classes]

@@ -13,7 +13,7 @@ import contextlib
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -93,6 +93,14 @@ async def _main(config: BotConfig) -> int:
     envvar="VAE_TLS_CA",
     help="CA certificate of a TLS bridge (env VAE_TLS_CA).",
 )
+@click.option(
+    "--script-from",
+    "script_from",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="Scenario file or folder: for scenarios of the same name, play this side's "
+    "script from here instead of the one the bridge sends (a changed agent).",
+)
 @token_option
 @log_level_option
 def bot_command(
@@ -107,6 +115,7 @@ def bot_command(
     tts: str,
     name: str | None,
     tls_ca: Path | None,
+    script_from: Path | None,
     token: str | None,
     log_level: str,
 ) -> None:
@@ -129,7 +138,7 @@ def bot_command(
     from bots.client import Brain
     from bots.llm import LlmBrain, LlmSettings
     from bots.runner import BotConfig, BridgeUnreachable
-    from bots.scripted import play_script
+    from bots.scripted import overriding, play_script
     from bots.speech import default_synthesiser
 
     setup_logging(log_level)
@@ -137,6 +146,8 @@ def bot_command(
         raise click.UsageError("--llm-base-url and --llm-model go together")
     brain: Brain = play_script
     kind = "scripted"
+    if script_from is not None:
+        brain = overriding(_scripts(script_from, role))
     if llm_base_url and llm_model:
         settings = LlmSettings(base_url=llm_base_url, model=llm_model, api_key=llm_api_key)
         kind = "llm"
@@ -177,6 +188,17 @@ def bot_command(
     except* BridgeUnreachable as group:
         click.echo(f"error: {group.exceptions[0]}", err=True)
         sys.exit(1)
+
+
+def _scripts(path: Path, role: str) -> dict[str, dict[str, Any]]:
+    """Scenario name -> this side's scripted-bot config, from scenario files."""
+    from bridge_service.scenario_files import load_path
+    from recordings.errors import ScenarioError
+
+    try:
+        return {sc.name: sc.side(role).extras for sc in load_path(str(path))}
+    except ScenarioError as exc:
+        raise click.UsageError(str(exc)) from exc
 
 
 COMMANDS: list[click.Command] = [bot_command]

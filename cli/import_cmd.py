@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import click
 
 from cli.common import db_option, json_option, log_level_option, print_json, setup_logging
+from cli.import_calls_cmd import import_calls_cmd
 
 if TYPE_CHECKING:
     from recordings.importers import ImportReport
@@ -133,5 +134,8 @@ def _print_report(report: ImportReport, db_path: Path) -> None:
         click.echo(f"the framework's own verdicts are scoring {report.scoring_id}")
     click.echo(f"next: vae rescore --run {report.run_id} --db {db_path}")
 
+
+# `vae import calls` lives in its own module (recordings of real calls).
+import_group.add_command(import_calls_cmd)
 
 COMMANDS: list[click.Command] = [import_group]

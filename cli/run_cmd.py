@@ -24,6 +24,7 @@ from cli.common import (
     store_errors,
     token_option,
 )
+from cli.replay_opts import replay_options
 from cli.run_summary import COLUMNS
 from cli.tables import dict_table
 
@@ -145,6 +146,7 @@ from cli.tables import dict_table
     "fails (connector_failed) [30].",
 )
 @click.option("--connector-options", default="{}", help="Connector options as a JSON object.")
+@replay_options
 @json_option
 @log_level_option
 def run_command(
@@ -166,19 +168,23 @@ def run_command(
     cancelled. `--resume RUN` re-runs what a run left unfinished (no SCENARIOS
     needed); add `--check` to only see what it would do. Scenario files are
     validated first (as `vae validate` does): a broken one exits 2 with every
-    problem listed, before the bridge is asked for anything.
+    problem listed, before the bridge is asked for anything. `--replay RUN` plays
+    the recorded callers of RUN, turn by turn, to the agent (only an agent bot
+    or `--agent-connector` is needed), then compare: `vae compare RUN NEW`.
 
     \b
     Examples:
       vae run examples/suite --bridge 127.0.0.1:50051
       vae run my-scenarios/ --concurrency 2 --tag nightly --json
       vae run --resume 2026-12-02 --check
+      vae run --replay 2026-12-02 --replay-scenario airline_wrong_date
     """
     import asyncio
 
     import grpc
 
     from cli import run_client, run_summary
+    from cli.replay_opts import replay_fields
     from cli.validate_cmd import refuse_invalid
     from vae.bridge.v1 import bridge_pb2
     from vae.common.v1 import common_pb2
@@ -188,8 +194,11 @@ def run_command(
         raise click.UsageError("--check needs --resume RUN")
     if resume and opts["repeat"] is not None:
         raise click.UsageError("--repeat cannot change a resumed run (its trials are recorded)")
-    if not scenarios and not resume:
-        raise click.UsageError("give SCENARIOS (files, folders or modules), or --resume RUN")
+    replay = replay_fields(opts, bool(scenarios), bool(resume))
+    if not scenarios and not resume and not replay:
+        raise click.UsageError(
+            "give SCENARIOS (files, folders or modules), --resume RUN or --replay RUN"
+        )
     try:
         json.loads(opts["connector_options"])
     except json.JSONDecodeError as exc:
@@ -214,6 +223,8 @@ def run_command(
     for name, field in mapping.items():
         if opts[name] is not None:
             setattr(options, field, opts[name])
+    if opts["gate_silence"] is not None:
+        options.replay_gate_silence_s = opts["gate_silence"]
     if opts["end_policy"]:
         options.end_policy = (
             bridge_pb2.END_POLICY_TOOL_ONLY
@@ -240,6 +251,7 @@ def run_command(
         run_id=run_id,
         resume=resume,
         dry_run=check,
+        **replay,
     )
     started: list[str] = []
     try:
@@ -332,6 +344,7 @@ def runs_show(run: str, db_path: Path, as_json: bool) -> None:
       vae runs show 2026-12 --db vae.db --json
     """
     from cli import run_summary
+    from cli.replay_opts import replayed_from
     from recordings.bot_errors import bot_errors
     from recordings.reader import RecordingReader
     from recordings.selection import select_run
@@ -341,6 +354,7 @@ def runs_show(run: str, db_path: Path, as_json: bool) -> None:
         run_id = select_run(reader, run)
         record = reader.get_run(run_id)
         assert record is not None
+        replayed = replayed_from(reader, run_id)
         rows = [
             {
                 "scenario": s.scenario_name,
@@ -371,6 +385,7 @@ def runs_show(run: str, db_path: Path, as_json: bool) -> None:
                 "options": record.options,
                 "vae_version": record.vae_version,
                 "error": record.error,
+                "replayed_from": replayed,
                 "sessions": rows,
             }
         )
@@ -378,6 +393,8 @@ def runs_show(run: str, db_path: Path, as_json: bool) -> None:
     click.echo(f"run {run_id}: {record.status} (vae {record.vae_version})")
     if record.error:
         click.echo(f"error: {record.error}")
+    if replayed["run"]:
+        click.echo(f"replayed from run {replayed['run']} (sessions: {replayed['sessions']})")
     if record.tags:
         click.echo(f"tags: {', '.join(record.tags)}")
     click.echo("options:" if record.options else "options: (none recorded)")

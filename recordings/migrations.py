@@ -161,6 +161,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE sessions ADD COLUMN clock_json TEXT;
         """,
     ),
+    Migration(
+        "0009_replayed_from",
+        """
+        ALTER TABLE runs ADD COLUMN replayed_from TEXT;
+        ALTER TABLE sessions ADD COLUMN replayed_from TEXT;
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -42,6 +42,7 @@ from scorer_service.context import effective_scenario, load_context
 from scorer_service.judge.client import JudgeClient, JudgeStats, JudgeUnusableError
 from scorer_service.judge.prompt import PROMPT_VERSION, prompt_hash
 from scorer_service.judge_need import require_judge
+from scorer_service.lacking import declared_lacks, mark_lacking
 from scorer_service.registry import build_scorers
 from scorer_service.scorers.base import Scorer, SignalScore
 from scorer_service.timing.metrics import METRIC_VERSION
@@ -111,7 +112,13 @@ def _new_scoring_id(run_id: str) -> str:
     return f"{run_id}.{stamp}-{secrets.token_hex(2)}"
 
 
-async def _score_session(scorers: list[Scorer], ctx: Any, scoring_id: str) -> list[ScoreRecord]:
+async def _score_session(
+    scorers: list[Scorer],
+    ctx: Any,
+    scoring_id: str,
+    lacks: set[str] | None = None,
+    reads_conversation: bool = False,
+) -> list[ScoreRecord]:
     results: list[SignalScore] = []
     for scorer in scorers:
         try:
@@ -129,6 +136,10 @@ async def _score_session(scorers: list[Scorer], ctx: Any, scoring_id: str) -> li
                     f"scorer {scorer.name} crashed: {exc!r}",
                 )
             )
+    # Imported recordings declare what they lack (scorer_service.lacking).
+    results = mark_lacking(
+        results, lacks or set(), ctx, judge_reads_conversation=reads_conversation
+    )
     results.extend(composites(ctx, results))
     sid = ctx.session.session_id
     return [
@@ -239,7 +250,9 @@ async def _run(
             )
         finally:
             pool.put_nowait(reader)
-        records = await _score_session(scorers, ctx, scoring.scoring_id)
+        lacks = declared_lacks(plan.run_options)
+        include = config.judge.include_conversation
+        records = await _score_session(scorers, ctx, scoring.scoring_id, lacks, include)
         if writer.failure is not None:
             raise StorageError(f"scoring stopped: {writer.failure}")
         await writer.add_scores(records)

@@ -19,6 +19,7 @@ from recordings.bot_errors import bot_errors
 from recordings.export import transcript
 from recordings.models import EventKind, ScoringRecord, SessionRecord, Verdict
 from recordings.reader import RecordingReader
+from recordings.replay_links import run_source
 from recordings.selection import select_run
 from recordings.stop_reasons import is_finished
 from recordings.trials import split_trial
@@ -246,6 +247,7 @@ def report_data(
             "finished": _iso(run.finished_ns),
             "status": str(run.status),
             "source": run.source,
+            "replayed_from": run_source(reader, run_id),
             "recorded_with": run.vae_version,
             "options": run.options,
             "tags": run.tags,

@@ -87,6 +87,7 @@ def _metadata(data: dict[str, Any]) -> str:
         ("recorded with vae", run["recorded_with"]), ("tags", ", ".join(run["tags"]) or "none"),
         ("agent bot", run["bots"].get("agent") or "-"),
         ("user bot", run["bots"].get("user") or "-"),
+        ("replayed from", run.get("replayed_from") or "-"),
         ("report", f"generated {data['generated_at']} by vae {data['vae_version']}"),
     ]  # fmt: skip
     if scoring:

@@ -3,7 +3,8 @@
 End policies (the bridge's ``EndPolicy``):
 
 - ``tool-only`` (default): only the agent's end tool is a clean exit;
-- ``valid-terminal-state``: also the user's hang-up, or an inactivity timeout
+- ``valid-terminal-state``: also the user's hang-up (or a replayed caller's
+  recording coming to its end, ``replay_finished``), or an inactivity timeout
   whose last words were the user's (the agent answered and the caller had
   nothing more to say).
 
@@ -37,7 +38,7 @@ def is_clean_exit(reason: str, policy: str, last_speaker: str | None) -> bool:
         return True
     if policy != "valid-terminal-state":
         return False
-    if reason == "user_hang_up":
+    if reason in ("user_hang_up", "replay_finished"):
         return True
     return reason == "inactivity_timeout" and last_speaker == "user"
 

@@ -42,6 +42,8 @@ def test_previous_version_is_upgraded_and_keeps_its_data(db_path: Path) -> None:
     assert "artifacts" in _tables(conn)
     # 0004_run_error: an old run reads with no error.
     assert conn.execute("SELECT error FROM runs").fetchall() == [("",)]
+    columns = [r[1] for r in conn.execute("PRAGMA table_info(runs)")]
+    assert "replayed_from" in columns  # 0009_replayed_from
     conn.close()
 
 

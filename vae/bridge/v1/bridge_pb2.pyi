@@ -110,6 +110,10 @@ class _StopReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_StopReason
     line, for RunOptions.first_speaker_timeout_s after SessionStart. The
     detail names the option that changes who speaks first. Not retried.
     """
+    STOP_REASON_REPLAY_FINISHED: _StopReason.ValueType  # 15
+    """A replay (StartRunRequest.replay) played the last recorded user turn and
+    heard the agent's reply: a finished attempt, not a failure.
+    """
 
 class StopReason(_StopReason, metaclass=_StopReasonEnumTypeWrapper):
     """Why a session ended."""
@@ -150,6 +154,10 @@ STOP_REASON_FIRST_SPEAKER_SILENT: StopReason.ValueType  # 14
 scenario's first_speaker, else the agent) stayed silent, and so did the
 line, for RunOptions.first_speaker_timeout_s after SessionStart. The
 detail names the option that changes who speaks first. Not retried.
+"""
+STOP_REASON_REPLAY_FINISHED: StopReason.ValueType  # 15
+"""A replay (StartRunRequest.replay) played the last recorded user turn and
+heard the agent's reply: a finished attempt, not a failure.
 """
 Global___StopReason: _TypeAlias = StopReason  # noqa: Y015
 
@@ -882,6 +890,7 @@ class RunOptions(_message.Message):
     FIRST_SPEAKER_FIELD_NUMBER: _builtins.int
     FIRST_SPEAKER_TIMEOUT_S_FIELD_NUMBER: _builtins.int
     REPEAT_FIELD_NUMBER: _builtins.int
+    REPLAY_GATE_SILENCE_S_FIELD_NUMBER: _builtins.int
     concurrency: _builtins.int
     """Sessions at once (default 4)."""
     max_duration_s: _builtins.float
@@ -928,6 +937,11 @@ class RunOptions(_message.Message):
     "<scenario>#1" .. "#K", each with its own seed) for pass^k / pass@k
     (default 1).
     """
+    replay_gate_silence_s: _builtins.float
+    """Replay: quiet after the agent's speech that ends its turn, seconds (default
+    0.5). A recorded user turn starts that long after the agent's end of speech,
+    or after the recording's own gap when that was longer.
+    """
     @_builtins.property
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -963,10 +977,11 @@ class RunOptions(_message.Message):
         first_speaker: _common_pb2.Role.ValueType = ...,
         first_speaker_timeout_s: _builtins.float | None = ...,
         repeat: _builtins.int | None = ...,
+        replay_gate_silence_s: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "repeat", b"repeat", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "user_connector", b"user_connector"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "user_connector", b"user_connector"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "end_policy", b"end_policy", "first_speaker", b"first_speaker", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "repeat", b"repeat", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tags", b"tags", "user_connector", b"user_connector"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "end_policy", b"end_policy", "first_speaker", b"first_speaker", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tags", b"tags", "user_connector", b"user_connector"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__auto_resume_on_insufficient_turns: _TypeAlias = _typing.Literal["auto_resume_on_insufficient_turns"]  # noqa: Y015
     _WhichOneofArgType__auto_resume_on_insufficient_turns: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns"]  # noqa: Y015
@@ -994,6 +1009,8 @@ class RunOptions(_message.Message):
     _WhichOneofArgType__pairing_timeout_s: _TypeAlias = _typing.Literal["_pairing_timeout_s", b"_pairing_timeout_s"]  # noqa: Y015
     _WhichOneofReturnType__repeat: _TypeAlias = _typing.Literal["repeat"]  # noqa: Y015
     _WhichOneofArgType__repeat: _TypeAlias = _typing.Literal["_repeat", b"_repeat"]  # noqa: Y015
+    _WhichOneofReturnType__replay_gate_silence_s: _TypeAlias = _typing.Literal["replay_gate_silence_s"]  # noqa: Y015
+    _WhichOneofArgType__replay_gate_silence_s: _TypeAlias = _typing.Literal["_replay_gate_silence_s", b"_replay_gate_silence_s"]  # noqa: Y015
     _WhichOneofReturnType__resample_quality: _TypeAlias = _typing.Literal["resample_quality"]  # noqa: Y015
     _WhichOneofArgType__resample_quality: _TypeAlias = _typing.Literal["_resample_quality", b"_resample_quality"]  # noqa: Y015
     _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
@@ -1029,6 +1046,8 @@ class RunOptions(_message.Message):
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__repeat) -> _WhichOneofReturnType__repeat | None: ...
     @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__replay_gate_silence_s) -> _WhichOneofReturnType__replay_gate_silence_s | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__resample_quality) -> _WhichOneofReturnType__resample_quality | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seed) -> _WhichOneofReturnType__seed | None: ...
@@ -1048,16 +1067,32 @@ class StartRunRequest(_message.Message):
     RUN_ID_FIELD_NUMBER: _builtins.int
     RESUME_FIELD_NUMBER: _builtins.int
     DRY_RUN_FIELD_NUMBER: _builtins.int
+    REPLAY_FIELD_NUMBER: _builtins.int
+    REPLAY_SCENARIOS_FIELD_NUMBER: _builtins.int
+    REPLAY_SESSIONS_FIELD_NUMBER: _builtins.int
     run_id: _builtins.str
     """Name the run (default: a readable timestamp such as 2024-06-01T10-22-33)."""
     resume: _builtins.str
     """Resume this run (exact id or unique prefix) instead of starting a new one."""
     dry_run: _builtins.bool
     """With resume: only classify each scenario and return; nothing is run."""
+    replay: _builtins.str
+    """Replay this recorded run (exact id or unique prefix): the bridge plays the
+    user side from the recording, turn by turn, to the agent; the source run's
+    frozen scenarios are reused (give no sources). Only an agent bot is needed.
+    """
     @_builtins.property
     def sources(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScenarioSource]: ...
     @_builtins.property
     def options(self) -> Global___RunOptions: ...
+    @_builtins.property
+    def replay_scenarios(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """With replay: only these scenarios of the source run (default: all)."""
+
+    @_builtins.property
+    def replay_sessions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """With replay: only these sessions (attempt ids) of the source run."""
+
     def __init__(
         self,
         *,
@@ -1066,10 +1101,13 @@ class StartRunRequest(_message.Message):
         run_id: _builtins.str = ...,
         resume: _builtins.str = ...,
         dry_run: _builtins.bool = ...,
+        replay: _builtins.str = ...,
+        replay_scenarios: _abc.Iterable[_builtins.str] | None = ...,
+        replay_sessions: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dry_run", b"dry_run", "options", b"options", "resume", b"resume", "run_id", b"run_id", "sources", b"sources"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dry_run", b"dry_run", "options", b"options", "replay", b"replay", "replay_scenarios", b"replay_scenarios", "replay_sessions", b"replay_sessions", "resume", b"resume", "run_id", b"run_id", "sources", b"sources"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,115 @@
+"""What a replay plays: the source run's scenarios and sessions, and the replayed side.
+
+``vae run --replay RUN`` (``StartRunRequest.replay``) names a recorded run by
+id or unique prefix; ``replay_scenarios`` and ``replay_sessions`` narrow it to
+some of its scenarios or to given attempts. Each chosen scenario is replayed
+from one session — the named attempt, else the scenario's latest attempt that
+was not superseded — with the scenario exactly as the source run froze it
+(prompt, tools, initial state, assertions).
+
+The choice is recorded with the new run's options (``replay_from``,
+``replay_sources``), so a resume replays the same sessions, and as
+``replayed_from`` on the run and each session (``recordings.replay_links``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bridge_service.config import RunSettings
+from bridge_service.connectors.base import ConnectorError
+from bridge_service.plan import SessionPlan
+from bridge_service.replay.endpoint import ReplayEndpoint
+from recordings.errors import ScenarioError
+from recordings.reader import RecordingReader
+from recordings.replay_links import link_session
+from recordings.replay_script import ReplayError, load_script
+from recordings.scenario import Scenario, scenario_from_dict
+from recordings.selection import select_run
+from recordings.writer import RecordingWriter
+
+
+@dataclass(frozen=True)
+class ReplaySelection:
+    run_id: str
+    scenarios: list[Scenario]
+    #: Scenario name -> the source session whose caller is replayed.
+    sources: dict[str, str]
+
+
+def select_replay(
+    reader: RecordingReader,
+    ref: str,
+    scenario_names: Sequence[str] = (),
+    session_ids: Sequence[str] = (),
+) -> ReplaySelection:
+    """Resolve a replay request; raise ScenarioError naming the field that is wrong."""
+    run_id = select_run(reader, ref)
+    frozen = {rs.scenario_name: rs.scenario for rs in reader.run_scenarios(run_id)}
+    sources: dict[str, str] = {}
+    for sid in session_ids:
+        s = reader.session(sid)
+        if s is None or s.run_id != run_id:
+            raise ScenarioError(
+                "<request>", "replay_sessions", f"run {run_id} has no session {sid!r}"
+            )
+        if s.scenario_name in sources:
+            raise ScenarioError(
+                "<request>",
+                "replay_sessions",
+                f"two sessions of scenario {s.scenario_name!r}: replay one attempt per scenario",
+            )
+        sources[s.scenario_name] = sid
+    latest = reader.latest_attempts(run_id)
+    unknown = sorted(set(scenario_names) - set(frozen))
+    if unknown:
+        raise ScenarioError(
+            "<request>",
+            "replay_scenarios",
+            f"run {run_id} has no scenario {unknown[0]!r} (it has: {', '.join(sorted(frozen))})",
+        )
+    wanted = list(scenario_names) or ([] if session_ids else list(frozen))
+    for name in wanted:
+        if name in sources:
+            continue
+        if name not in latest:
+            if scenario_names:
+                raise ScenarioError(
+                    "<request>", "replay_scenarios", f"scenario {name!r} was never recorded"
+                )
+            continue
+        sources[name] = latest[name].session_id
+    if not sources:
+        raise ScenarioError("<request>", "replay", f"run {run_id} has no recorded session")
+    order = [name for name in frozen if name in sources]
+    scenarios = [scenario_from_dict(frozen[n], f"{run_id} (frozen)") for n in order]
+    return ReplaySelection(run_id, scenarios, {n: sources[n] for n in order})
+
+
+async def open_replay(
+    settings: RunSettings, plan: SessionPlan, db_path: Path
+) -> ReplayEndpoint | None:
+    """The replayed user side of one attempt, or None when the run is not a replay."""
+    if not settings.replay_from:
+        return None
+    source = settings.replay_sources.get(plan.scenario.name)
+    if source is None:
+        raise ConnectorError(f"replay: no source session for scenario {plan.scenario.name!r}")
+    gate = settings.replay_gate_silence_s
+
+    def load() -> ReplayEndpoint:
+        with RecordingReader(db_path) as reader:
+            return ReplayEndpoint(load_script(reader, source, gate_silence_s=gate), gate)
+
+    try:
+        return await asyncio.to_thread(load)
+    except ReplayError as exc:
+        raise ConnectorError(f"replay: {exc}") from exc
+
+
+async def record_link(writer: RecordingWriter, session_id: str, endpoint: object) -> None:
+    if isinstance(endpoint, ReplayEndpoint):
+        await link_session(writer, session_id, endpoint.script.session_id)
