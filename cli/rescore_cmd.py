@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cli import rescore_verdict
 from cli.common import (
     db_option,
     json_option,
@@ -274,6 +273,8 @@ def rescore_command(**kw: Any) -> None:
     except (ConfigError, ScenarioError, RescoreError) as exc:
         raise click.UsageError(str(exc)) from exc
     except JudgeUnusableError as exc:
+        from cli import rescore_verdict
+
         click.echo(rescore_verdict.judge_unusable_line(str(exc)), err=True)
         sys.exit(1)
     except grpc.aio.AioRpcError as exc:
@@ -286,6 +287,8 @@ def rescore_command(**kw: Any) -> None:
     finally:
         bar.close()
     _emit(scoring, outcomes, kw["as_json"])
+    from cli import rescore_verdict
+
     code, line = rescore_verdict.unscored_exit(scoring.summary, kw["allow_unscored"])
     if line:
         click.echo(line, err=True)

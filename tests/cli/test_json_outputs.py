@@ -27,7 +27,8 @@ from tests.scorer_service.conftest import standard_sessions
 
 ROOT = Path(__file__).resolve().parents[2]
 NO_AUDIO = ["--only", "action_match", "--only", "db_state_match", "--only", "clean_exit"]
-COVERED_ELSEWHERE = {"run", "demo", "import nemo"}
+# compare: tests/cli/test_compare_cmd.py; import calls: tests/cli/test_replay_cmd.py.
+COVERED_ELSEWHERE = {"run", "demo", "import nemo", "compare", "import calls"}
 COVERED_HERE = {
     "runs list", "runs show", "rescore", "scores list", "scores show", "scores diff", "report",
     "export", "validate", "judge serve",
@@ -54,7 +55,7 @@ def test_store_commands(db: Path, tmp_path: Path) -> None:
     shown = one_document(["runs", "show", "2024", *d])
     assert shown["sessions"] and all(s["session_id"] for s in shown["sessions"])
     first = one_document(["rescore", "--run", "2024", *NO_AUDIO, *d])
-    second = one_document(["rescore", "--run", "2024", "--only", "clean_exit", *d])
+    second = one_document(["rescore", "--run", "2024", "--only", "clean_exit", "--allow-unscored", *d])
     listed = one_document(["scores", "list", "2024", *d])
     assert {s["scoring_id"] for s in listed} == {first["scoring_id"], second["scoring_id"]}
     assert one_document(["scores", "show", first["scoring_id"], *d])["scoring_id"]

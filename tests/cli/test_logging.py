@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def _rescore(db: Path, base_url: str, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "cli.main", "rescore", "--run", "2024", "--db", str(db),
-         "--only", "judge", "--judge-base-url", base_url, "--judge-model", MODEL, *extra],
+         "--only", "judge", "--allow-unscored",  # the other gating signals are not scored
+         "--judge-base-url", base_url, "--judge-model", MODEL, *extra],
         capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
     )  # fmt: skip
 

@@ -17,7 +17,8 @@ async def test_imported_call_signals_are_unscored_never_passed(
     write_pair(tmp_path, "call")
     write_sidecars(tmp_path, "call")
     report = await import_calls(db_path, [tmp_path], run_id="calls")
-    result = await rescore(db_path, report.run_id, ScoringConfig())
+    # The sidecar scenario has an NL assertion: no judge here, on purpose.
+    result = await rescore(db_path, report.run_id, ScoringConfig(no_judge=True))
     scores = {s.signal: s for s in result.sessions[0].scores}
     for signal, lacking in (
         ("ACTION_MATCH", "tool_calls"),

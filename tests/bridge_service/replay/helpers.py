@@ -196,7 +196,7 @@ def placed_turns(db: Path, session_id: str) -> list[dict[str, Any]]:
 
 async def composite_verdicts(db: Path, run_id: str) -> dict[str, tuple[str, list[str]]]:
     """Rescore ``run_id``; per scenario: is_successful's verdict and the failed signals."""
-    result = await rescore(db, run_id, ScoringConfig())
+    result = await rescore(db, run_id, ScoringConfig(no_judge=True))  # no LLM here
     out: dict[str, tuple[str, list[str]]] = {}
     for outcome in result.sessions:
         for record in outcome.scores:

@@ -7,6 +7,7 @@ both and reading each scenario's composite verdict from the store.
 
 from __future__ import annotations
 
+import asyncio
 from itertools import pairwise
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from recordings.models import EventKind, Side
 from recordings.reader import RecordingReader
 from recordings.replay_links import run_source, session_sources
 from recordings.replay_script import load_script
+from scorer_service.compare import compare_runs
 from scorer_service.report import render_html, report_data
 from tests.bridge_service.replay.helpers import (
     agent_script,
@@ -72,7 +74,7 @@ async def test_unchanged_agent_replays_every_turn_sample_for_sample(
         data = report_data(reader, again, include_audio=False)
         html = render_html(reader, again)
     assert data["run"]["replayed_from"] == source
-    assert f"<td>Replayed from</td><td>{source}</td>" in html
+    assert f"<td>replayed from</td><td>{source}</td>" in html
 
 
 async def test_changed_agent_shows_a_regression_for_the_right_reason(
@@ -86,6 +88,11 @@ async def test_changed_agent_shows_a_regression_for_the_right_reason(
     verdict, failed = after["booking"]
     assert verdict == "failed"
     assert set(failed) == {"ACTION_MATCH", "DB_STATE_MATCH"}
+    # `vae compare SOURCE REPLAY`'s library call: a regression, for those reasons.
+    cmp = await asyncio.to_thread(compare_runs, db_path, source, v2)
+    (row,) = [c for c in cmp.scenarios if c.scenario == "booking"]
+    assert row.change == "regression"
+    assert {r.split(":")[0] for r in row.reasons} == {"ACTION_MATCH", "DB_STATE_MATCH"}
 
 
 def barge_in_call() -> dict:  # type: ignore[type-arg]
@@ -200,7 +207,7 @@ async def test_a_replay_resumes_with_the_same_source_sessions(
     failed = await replay(bridge, source, agent=None, pairing_timeout_s=1)
     with RecordingReader(db_path) as reader:
         first = reader.sessions(failed)
-    assert [s.stop_reason for s in first] == ["bot_disconnected"]
+    assert [s.stop_reason for s in first] == ["peer_never_joined"]
     await resume(bridge, failed)
     rep_sid = session_of(db_path, failed, "booking")
     with RecordingReader(db_path) as reader:
