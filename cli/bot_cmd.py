@@ -199,6 +199,3 @@ def _scripts(path: Path, role: str) -> dict[str, dict[str, Any]]:
         return {sc.name: sc.side(role).extras for sc in load_path(str(path))}
     except ScenarioError as exc:
         raise click.UsageError(str(exc)) from exc
-
-
-COMMANDS: list[click.Command] = [bot_command]

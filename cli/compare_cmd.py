@@ -75,6 +75,3 @@ def compare_command(
         names = ", ".join(s.scenario for s in cmp.regressions)
         click.echo(f"{len(cmp.regressions)} regression(s): {names}", err=True)
         sys.exit(1)
-
-
-COMMANDS: list[click.Command] = [compare_command]

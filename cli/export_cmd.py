@@ -89,6 +89,3 @@ def _export(
         print_json({"run_id": run_id, "files": [str(p) for p in written]})
     else:
         click.echo(f"wrote {len(written)} files to {target}")
-
-
-COMMANDS: list[click.Command] = [export_command]

@@ -137,5 +137,3 @@ def _print_report(report: ImportReport, db_path: Path) -> None:
 
 # `vae import calls` lives in its own module (recordings of real calls).
 import_group.add_command(import_calls_cmd)
-
-COMMANDS: list[click.Command] = [import_group]

@@ -142,6 +142,3 @@ def report_command(
             )
         if audio_dir:
             click.echo(f"audio in {audio_dir}/ (keep it beside the HTML)")
-
-
-COMMANDS: list[click.Command] = [report_command]

@@ -408,6 +408,3 @@ def scores_diff(scoring_a: str, scoring_b: str, db_path: Path, as_json: bool) ->
         if a.run_id == b.run_id:  # sessions match only within one run
             click.echo(render_signal_flips(a.scoring_id, b.scoring_id, flips, summary), nl=False)
         click.echo(render_comparison(cmp), nl=False)
-
-
-COMMANDS: list[click.Command] = [rescore_command, scores_group]

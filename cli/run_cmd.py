@@ -413,6 +413,3 @@ def _tick_late(clock: Any) -> str:
     if not isinstance(late, dict):
         return ""
     return f"{late.get('p50_ms', 0):g}/{late.get('p99_ms', 0):g}/{late.get('max_ms', 0):g}"
-
-
-COMMANDS: list[click.Command] = [run_command, runs_group]

@@ -92,6 +92,3 @@ def serve_command(
         asyncio.run(_serve(db_path, address, tls, token))
     except OSError as exc:
         raise click.ClickException(f"cannot serve on {address}: {exc}") from exc
-
-
-COMMANDS: list[click.Command] = [scorer_group]
