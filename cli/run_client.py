@@ -22,11 +22,12 @@ from cli.tables import dict_table
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.serving import client_channel
 
+#: The request itself was wrong: exit 2. FAILED_PRECONDITION (a run still
+#: running, a bridge whose store failed) is the bridge's state: exit 1.
 USAGE_CODES = {
     grpc.StatusCode.INVALID_ARGUMENT,
     grpc.StatusCode.NOT_FOUND,
     grpc.StatusCode.ALREADY_EXISTS,
-    grpc.StatusCode.FAILED_PRECONDITION,
 }
 STATUS = {v: k.removeprefix("RUN_STATUS_").lower() for k, v in bridge_pb2.RunStatus.items()}
 STOP = {v: k.removeprefix("STOP_REASON_").lower() for k, v in bridge_pb2.StopReason.items()}

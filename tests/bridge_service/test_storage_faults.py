@@ -103,3 +103,52 @@ async def test_disk_full_while_recording(small_disk: Path) -> None:
         assert session.stop_reason == "storage_error"
         run = reader.get_run(run_id)
         assert run is not None and str(run.status) == "failed"
+
+
+async def test_sigterm_ends_a_bridge_whose_disk_is_full(small_disk: Path) -> None:
+    """A real `vae bridge serve` process: full disk mid-run, then SIGTERM — a prompt exit."""
+    import os
+    import signal
+    import socket
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{s.getsockname()[1]}"
+    bridge = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "cli.main", "bridge", "serve", "--address", address,
+        "--db", str(small_disk / "vae.db"), "--final-state-timeout", "1",
+        cwd=root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )  # fmt: skip
+    filler = small_disk / "filler"
+    try:
+        assert bridge.stdout is not None
+        line = await asyncio.wait_for(bridge.stdout.readline(), 30)
+        assert line.startswith(b"vae bridge listening on "), line
+        async with grpc.aio.insecure_channel(address) as channel:
+            stub = bridge_pb2_grpc.BridgeServiceStub(channel)
+            run_id = await start_run(stub, [scenario("full", max_duration=30)], max_auto_retries=0)
+            bots = [
+                TestBot(address, role, speaker, run_filter=run_id)
+                for role in (common_pb2.ROLE_USER, common_pb2.ROLE_AGENT)
+            ]
+            tasks = [asyncio.create_task(b.run()) for b in bots]
+            await asyncio.wait_for(bots[0].started.wait(), 10)
+            await asyncio.to_thread(fill, filler)
+            events = await watch(stub, run_id, limit_s=20)
+            assert events[-1].status == bridge_pb2.RUN_STATUS_FAILED
+            await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 10)
+        t0 = time.monotonic()
+        bridge.send_signal(signal.SIGTERM)
+        _out, err = await asyncio.wait_for(bridge.communicate(), 20)
+        assert time.monotonic() - t0 < 20
+        assert bridge.returncode == 0, err.decode()[-2000:]
+        assert b"Traceback" not in err, err.decode()[-2000:]
+    finally:
+        if bridge.returncode is None:
+            bridge.kill()
+            await bridge.wait()
+        with contextlib.suppress(FileNotFoundError):
+            filler.unlink()
