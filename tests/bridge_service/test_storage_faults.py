@@ -30,6 +30,9 @@ from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.common.v1 import common_pb2
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     disk = tmp_path / "disk"
@@ -112,7 +115,7 @@ async def test_sigterm_ends_a_bridge_whose_disk_is_full(small_disk: Path) -> Non
     import socket
     import sys
 
-    root = Path(__file__).resolve().parents[2]
+    root = ROOT
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         address = f"127.0.0.1:{s.getsockname()[1]}"

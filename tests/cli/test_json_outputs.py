@@ -55,7 +55,8 @@ def test_store_commands(db: Path, tmp_path: Path) -> None:
     shown = one_document(["runs", "show", "2024", *d])
     assert shown["sessions"] and all(s["session_id"] for s in shown["sessions"])
     first = one_document(["rescore", "--run", "2024", *NO_AUDIO, *d])
-    second = one_document(["rescore", "--run", "2024", "--only", "clean_exit", "--allow-unscored", *d])
+    only = ["--only", "clean_exit", "--allow-unscored"]  # the other gating signals: unscored
+    second = one_document(["rescore", "--run", "2024", *only, *d])
     listed = one_document(["scores", "list", "2024", *d])
     assert {s["scoring_id"] for s in listed} == {first["scoring_id"], second["scoring_id"]}
     assert one_document(["scores", "show", first["scoring_id"], *d])["scoring_id"]
