@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
+import socket
 import sqlite3
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +32,6 @@ from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import TEST_SETTINGS, scenario, start_run, watch
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.common.v1 import common_pb2
-
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -110,11 +113,6 @@ async def test_disk_full_while_recording(small_disk: Path) -> None:
 
 async def test_sigterm_ends_a_bridge_whose_disk_is_full(small_disk: Path) -> None:
     """A real `vae bridge serve` process: full disk mid-run, then SIGTERM — a prompt exit."""
-    import os
-    import signal
-    import socket
-    import sys
-
     root = ROOT
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
