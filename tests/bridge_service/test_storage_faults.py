@@ -17,7 +17,6 @@ import os
 import signal
 import socket
 import sqlite3
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ from bridge_service.server import BridgeServer
 from recordings.reader import RecordingReader
 from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import TEST_SETTINGS, scenario, start_run, watch
+from tests.tmpfs import small_tmpfs
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.common.v1 import common_pb2
 
@@ -38,17 +38,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)],
-        check=True,
-        capture_output=True,
-    )
-    try:
+    with small_tmpfs(tmp_path, "4m") as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False, capture_output=True)
 
 
 def fill(path: Path) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,23 +20,15 @@ from click.testing import CliRunner
 
 from cli.main import vae
 from tests.factories import SessionSpec, conversation, scenario, write_run_sync
+from tests.tmpfs import small_tmpfs
 
 RUN = "2024-06-01T10-00-00"
 
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(disk)],
-        check=True,
-        capture_output=True,
-    )
-    try:
+    with small_tmpfs(tmp_path, "6m") as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False, capture_output=True)
 
 
 def counts(db: Path) -> tuple[int, int, int]:
