@@ -216,6 +216,19 @@ class ConverseHandler:
             await self._converse(context)
         except (grpc.aio.AbortError, asyncio.CancelledError):
             raise
+        except BaseExceptionGroup as group:
+            # An abort inside the handler's TaskGroup arrives wrapped: the status
+            # is already set, so pass the abort on (aborting again is a misuse).
+            bugs, expected = group.split(
+                lambda e: not isinstance(e, grpc.aio.AbortError | asyncio.CancelledError)
+            )
+            if bugs is not None:
+                await internal_error(context, log, "Converse", bugs)
+            leaf: BaseException | None = expected
+            while isinstance(leaf, BaseExceptionGroup):
+                leaf = leaf.exceptions[0]
+            assert leaf is not None
+            raise leaf from None
         except Exception as exc:
             await internal_error(context, log, "Converse", exc)
 

@@ -46,6 +46,9 @@ from tests.bridge_service.conftest import TEST_SETTINGS, inline, scenario
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.common.v1 import common_pb2
 
+# Real-time delivery beside a load of its own: not beside other tests (see the Makefile).
+pytestmark = pytest.mark.serial
+
 T = TypeVar("T")
 SECONDS = float(os.environ.get("VAE_FUZZ_SECONDS", "20"))
 EXAMPLES = int(os.environ.get("VAE_FUZZ_EXAMPLES", "400"))

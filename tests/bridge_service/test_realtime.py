@@ -28,6 +28,9 @@ from tests.bridge_service.conftest import scenario, start_run, watch
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.common.v1 import common_pb2
 
+# Real-time delivery beside a load of its own: not beside other tests (see the Makefile).
+pytestmark = pytest.mark.serial
+
 USER, AGENT = common_pb2.ROLE_USER, common_pb2.ROLE_AGENT
 RATE = 16000
 FRAME_MS = 16
