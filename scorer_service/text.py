@@ -1,9 +1,8 @@
-"""The text summary of a scoring, in the spirit of the established ``all_summary.txt``.
+"""Scorings and flips as plain dicts, for ``--json`` and the scorer service.
 
-Totals; a block per scenario (each success signal, failed signals, stall flag,
-turns, duration, latency); overall latency; stalled warning; success and task
-success rates; per-signal rates; judge mean; token usage per side; per-domain
-rates when the run spans several domains; pass^k when scenarios repeated.
+The text the CLI prints (aligned tables, reasons beside failing signals,
+unscored counts and causes) lives in ``cli/scoring_text.py``; this module keeps
+only the JSON shapes, which the scorer side shares with the CLI.
 """
 
 from __future__ import annotations
