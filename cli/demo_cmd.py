@@ -1,13 +1,9 @@
 """``vae demo``: the whole product in one command, offline, on the embedded defaults.
 
-It starts the bridge and the scorer in-process (gRPC on loopback ports), the
-scripted reference bots (in-process gRPC clients), and a rule-based stand-in
-judge (an OpenAI-compatible server on loopback, see ``bots/offline_judge.py``);
-runs the example suite through the bridge with a progress bar; rescores the
-run through the scorer service with that judge; writes the HTML report; and
-prints the summary and where everything is. Every run is a new run in the same
-database, so running it twice keeps both. The work is in ``cli/demo_run.py``,
-imported only when the command runs.
+This module is only the click command (options, exit codes, Ctrl-C); what the
+demo starts and runs, and why, is in ``cli/demo_run.py``, imported only when
+the command runs so that ``vae --help`` stays instant. Every demo is a new run
+in the same database, so running it twice keeps both and compares them.
 """
 
 from __future__ import annotations
