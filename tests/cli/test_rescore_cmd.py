@@ -137,7 +137,10 @@ def test_overrides_overwrite_list_show_diff(db: Path, tmp_path: Path) -> None:
     assert re.search(
         rf"^\*\s+{re.escape(second)}\s+complete\s+66.7%\s+0\s+-\s+fixed ref$", out, re.M
     )
-    code, out, _ = invoke("scores", "show", second[:-2], "--db", str(db), "--json")
+    # the shortest prefix of the second id that the first does not share: unique by construction
+    # (both ids can carry the same second and the same first random hex digits)
+    prefix = next(second[:n] for n in range(1, len(second) + 1) if not first.startswith(second[:n]))
+    code, out, _ = invoke("scores", "show", prefix, "--db", str(db), "--json")
     assert code == 0 and json.loads(out)["summary"]["success_rate"] == pytest.approx(2 / 3)
     code, out, _ = invoke("scores", "diff", first, second, "--db", str(db))
     assert code == 0
