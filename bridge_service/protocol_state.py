@@ -22,7 +22,9 @@ naming the state and the message, which ends the stream with
 Audio within a session must also move forward: ``sequence`` strictly
 increasing (a forward jump is a recorded gap, a repeat or a step back is an
 error) and ``sample_offset`` never before the end of the previous chunk.
-Events are limited to ``max_events_per_s`` per bot (one-second windows) and
+Events are limited to ``max_events_per_s`` per bot in any sliding second
+(the times of the last ``max_events_per_s`` events are kept, so no edge of a
+fixed window lets a burst of twice the limit through) and
 each FinalState chunk to ``max_final_state_chunk_bytes``; more is
 :class:`BotLimitError` (``RESOURCE_EXHAUSTED``). Bytes that do not
 decode as a ``BotMessage`` (including invalid UTF-8 in a string field)
@@ -33,6 +35,8 @@ from __future__ import annotations
 
 import enum
 import time
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,14 +75,20 @@ _ALLOWED = {
 class ProtocolState:
     """One stream's protocol state and audio ordering; checks each BotMessage."""
 
-    def __init__(self, max_events_per_s: int, max_chunk_bytes: int = 1 << 20) -> None:
+    def __init__(
+        self,
+        max_events_per_s: int,
+        max_chunk_bytes: int = 1 << 20,
+        clock: Callable[[], int] = time.monotonic_ns,
+    ) -> None:
+        self._clock = clock
         self.state = StreamState.WAITING
         self._max_events = max_events_per_s
         self._max_chunk = max_chunk_bytes
         self._last_seq: int | None = None
         self._offset_end = 0
-        self._window = 0
-        self._events = 0
+        # monotonic times of the last max_events events: the oldest must be a second old
+        self._recent: deque[int] = deque(maxlen=max(1, max_events_per_s))
 
     def on_output(self, message: BridgeOutput) -> None:
         """Advance on what the bridge queues for this bot."""
@@ -150,12 +160,11 @@ class ProtocolState:
         self._offset_end = chunk.sample_offset + len(chunk.pcm) // 2
 
     def _count_event(self) -> None:
-        second = time.monotonic_ns() // 1_000_000_000
-        if second != self._window:
-            self._window, self._events = second, 0
-        self._events += 1
-        if self._events > self._max_events:
+        now = self._clock()
+        recent = self._recent
+        if len(recent) == recent.maxlen and now - recent[0] < 1_000_000_000:
             raise BotLimitError(
                 "max_events_per_s",
-                f"more than {self._max_events} events in one second (limit max_events_per_s)",
+                f"more than {self._max_events} events within one second (limit max_events_per_s)",
             )
+        recent.append(now)

@@ -137,10 +137,8 @@ class RunState:
         return self.status not in (RunStatus.RUNNING, RunStatus.PENDING)
 
 
-def run_view(
-    reader: RecordingReader, record: RunRecord, live: RunState | None, *, errors: bool = True
-) -> RunView:
-    """The run as GetRun/WatchRun report it; ``errors=False`` skips the bot-error scan (lists)."""
+def run_view(reader: RecordingReader, record: RunRecord, live: RunState | None) -> RunView:
+    """The run as GetRun, ListRuns and WatchRun report it, bot errors included."""
     sessions = reader.sessions(record.run_id)
     latest = reader.latest_attempts(record.run_id)
     total = len(reader.run_scenarios(record.run_id))
@@ -155,8 +153,7 @@ def run_view(
         scenarios_done=live.done if live else done,
         vae_version=record.vae_version,
         sessions=[
-            SessionSummary.from_record(s, bot_errors(reader, s.session_id) if errors else [])
-            for s in sessions
+            SessionSummary.from_record(s, bot_errors(reader, s.session_id)) for s in sessions
         ],
         error=live.error if live else record.error,
     )

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
+import pytest
 
 from bridge_service.server import BridgeServer
 from recordings.reader import RecordingReader
@@ -227,3 +228,22 @@ async def test_final_state_that_is_not_an_object_is_not_kept(
         assert not reader.final_states(s.session_id)
         problems = [e.payload for e in reader.events(s.session_id) if e.kind == "malformed_event"]
         assert any("must be a JSON object, got list" in str(p) for p in problems), problems
+
+
+def test_the_event_limit_holds_in_every_sliding_second() -> None:
+    """A burst straddling a second's edge is refused (a fixed window let 2x through)."""
+    from bridge_service.connectors.base import BotLimitError
+    from bridge_service.protocol_state import ProtocolState, StreamState
+
+    now = [0]
+    state = ProtocolState(max_events_per_s=3, clock=lambda: now[0])
+    state.state = StreamState.IN_SESSION
+    event = bridge_pb2.BotMessage(event=common_pb2.BotEvent())
+    for t_ms in (500, 900, 950):
+        now[0] = t_ms * 1_000_000
+        assert state.check(event)
+    now[0] = 1_050 * 1_000_000  # a new fixed second, but 4 events within 550 ms
+    with pytest.raises(BotLimitError, match="max_events_per_s"):
+        state.check(event)
+    now[0] = 1_501 * 1_000_000  # the oldest kept event is now over a second old
+    assert state.check(event)

@@ -6,6 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import grpc
 import yaml
 from click.testing import CliRunner
 
@@ -13,6 +14,7 @@ from bridge_service.server import BridgeServer
 from cli.main import vae
 from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import scenario
+from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.common.v1 import common_pb2
 
 HOSTILE = "script line 3: unknown key 'sey' </script><b>x</b>"
@@ -49,6 +51,13 @@ async def test_bot_errors_are_shown_everywhere(bridge: BridgeServer, tmp_path: P
     shown = await cli("runs", "show", "noisy-run", "--db", str(bridge.db_path), "--json")
     (session,) = json.loads(shown[1])["sessions"]
     assert session["bot_errors"] == [f"user: {HOSTILE}"]
+    async with grpc.aio.insecure_channel(bridge.address) as channel:
+        stub = bridge_pb2_grpc.BridgeServiceStub(channel)
+        listed = await stub.ListRuns(bridge_pb2.ListRunsRequest(prefix="noisy-run"))
+        got = await stub.GetRun(bridge_pb2.GetRunRequest(run_id="noisy-run"))
+    # a list never reads "no errors" where the run has them
+    assert [list(s.bot_errors) for s in listed.runs[0].sessions] == [[f"user: {HOSTILE}"]]
+    assert list(got.run.sessions[0].bot_errors) == [f"user: {HOSTILE}"]
     code, out, err = await cli("rescore", "--run", "noisy-run", "--db", str(bridge.db_path))
     assert code == 0, err
     assert f"bot error: user: {HOSTILE}" in out
