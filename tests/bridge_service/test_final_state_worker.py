@@ -8,6 +8,8 @@ import os
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from bridge_service.connectors.base import FinalStatePart, JsonPiece
 from bridge_service.final_state import INLINE_BYTES, SPOOL_BYTES, FinalStateCollector
 from bridge_service.final_state_worker import store_final_state
@@ -33,8 +35,12 @@ def _spools() -> set[str]:
 
 
 async def test_a_large_state_goes_through_the_worker_and_matches_the_inline_result(
-    db_path: Path,
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # spool into a folder of this test's own: other tests (other xdist workers)
+    # create and remove spool files in the shared temporary folder meanwhile
+    (tmp_path / "spool").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "spool"))
     state = {"rows": [{"id": i, "tags": ["b", "a"], "text": "é" * 40} for i in range(30_000)]}
     doc = json.dumps(state, ensure_ascii=False).encode()
     assert len(doc) > SPOOL_BYTES > INLINE_BYTES
