@@ -3,6 +3,10 @@
 Readers are synchronous (plain ``sqlite3``): they serve the scorer, reports,
 exports and the CLI, none of which sit on the audio path. Services call them
 through ``asyncio.to_thread``.
+
+This module reads what a recording is made of — runs, sessions, events,
+audio, final states, artifacts; the scorer's tables are read by
+:mod:`recordings.scoring_reads`, which :class:`RecordingReader` extends.
 """
 
 from __future__ import annotations
@@ -27,15 +31,12 @@ from recordings.models import (
     RunRecord,
     RunScenario,
     RunStatus,
-    ScoreRecord,
-    ScoringRecord,
     SegmentRecord,
     SessionRecord,
     SessionStatus,
     Side,
-    Verdict,
 )
-from recordings.scoring_owner import INTERRUPTED, is_interrupted
+from recordings.scoring_reads import ScoringReader
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,8 @@ def _loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
-class RecordingReader:
-    """Typed queries over one store file."""
+class RecordingReader(ScoringReader):
+    """Typed queries over one store file (its scorings: :class:`ScoringReader`)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -261,66 +262,7 @@ class RecordingReader:
             for r in rows
         }
 
-    # ------------------------------------------------------------ scoring
-    _SCORING_COLS = (
-        "scoring_id, run_id, created_ns, status, config_json, mode, versions_json, judge_model,"
-        " prompt_hash, superseded_by, summary_json, finished_ns"
-    )
-
-    def _scoring(self, r: tuple[Any, ...]) -> ScoringRecord:
-        summary = json.loads(r[10])
-        return ScoringRecord(
-            scoring_id=r[0],
-            run_id=r[1],
-            created_ns=r[2],
-            # A running scoring whose owner died reads interrupted before a writer marks it.
-            status=INTERRUPTED if is_interrupted(r[3], summary) else r[3],
-            config=json.loads(r[4]),
-            mode=r[5],
-            versions=json.loads(r[6]),
-            judge_model=r[7],
-            prompt_hash=r[8],
-            superseded_by=r[9],
-            summary=summary,
-            finished_ns=r[11],
-        )
-
-    def scoring(self, scoring_id: str) -> ScoringRecord | None:
-        row = self.conn.execute(
-            f"SELECT {self._SCORING_COLS} FROM scorings WHERE scoring_id = ?", (scoring_id,)
-        ).fetchone()
-        return None if row is None else self._scoring(row)
-
-    def scorings(self, run_id: str | None = None) -> list[ScoringRecord]:
-        sql = f"SELECT {self._SCORING_COLS} FROM scorings"
-        params: tuple[Any, ...] = ()
-        if run_id is not None:
-            sql += " WHERE run_id = ?"
-            params = (run_id,)
-        sql += " ORDER BY created_ns, scoring_id"
-        return [self._scoring(r) for r in self.conn.execute(sql, params)]
-
-    def scores(self, scoring_id: str, session_id: str | None = None) -> list[ScoreRecord]:
-        sql = (
-            "SELECT scoring_id, session_id, signal, verdict, value, detail_json, error"
-            " FROM scores WHERE scoring_id = ?"
-        )
-        params: list[Any] = [scoring_id]
-        if session_id is not None:
-            sql += " AND session_id = ?"
-            params.append(session_id)
-        sql += " ORDER BY session_id, signal"
-        return [
-            ScoreRecord(r[0], r[1], r[2], Verdict(r[3]), r[4], json.loads(r[5]), r[6])
-            for r in self.conn.execute(sql, params)
-        ]
-
-    def judge_cache_get(self, cache_key: str) -> Any:
-        row = self.conn.execute(
-            "SELECT response_json FROM judge_cache WHERE cache_key = ?", (cache_key,)
-        ).fetchone()
-        return None if row is None else json.loads(row[0])
-
+    # ------------------------------------------------------------ artifacts
     def artifacts(self, run_id: str, session_id: str | None = None) -> list[ArtifactRecord]:
         sql = "SELECT run_id, name, content, session_id FROM artifacts WHERE run_id = ?"
         params: list[Any] = [run_id]

@@ -1,0 +1,277 @@
+"""The queue and the single committer task behind every write to a store file.
+
+Every write in a process goes through one writer per file (see
+:func:`recordings.writer.open_writer`), so SQLite never sees two writers of
+ours competing for its lock. This module is that writer's engine, whatever the
+rows mean: callers enqueue rows on a bounded queue (awaiting when it is full —
+backpressure, never loss), and one task commits them in batched transactions,
+grouping consecutive rows of the same statement into a single ``executemany``.
+A batch is committed at most ``flush_interval_s`` after its first row arrived,
+so data is durable within a second of arrival.
+
+Real-time callers (the bridge's audio clock) must never wait on disk: they use
+the ``*_nowait`` methods, which enqueue beyond the bound instead of waiting.
+Their volume is bounded by real time; the bound still slows every awaiting
+caller (bots' input), which is where backpressure belongs.
+
+Committing one batch — lock retries, storage failures, bad rows — is
+:mod:`recordings.batch_commit`. After a storage failure this engine fails
+cleanly: every waiting ``flush`` raises, ``failed`` is set, later writes are
+dropped without raising (see :mod:`recordings.writer_faults`).
+
+:func:`dumps` lives here so every layer of writes encodes JSON columns alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiosqlite
+
+from recordings import writer_faults
+from recordings.batch_commit import BatchCommitter, Group, Row
+from recordings.connection import BUSY_TIMEOUT_MS, open_database
+from recordings.errors import StorageError, WriterClosedError
+from recordings.scoring_owner import mark_interrupted
+
+log = logging.getLogger("vae.recordings.writer")
+
+
+@dataclass(slots=True)
+class _Write:
+    sql: str
+    row: Row
+
+
+@dataclass(slots=True)
+class _Barrier:
+    done: asyncio.Future[None]
+
+
+_Item = _Write | _Barrier
+
+
+def dumps(value: object) -> str:
+    """A JSON column's text: compact, UTF-8 kept, anything else as ``str``."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+class BatchWriter:
+    """Batched, ordered, single-task writer for one SQLite file."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        max_pending: int = 50_000,
+        flush_interval_s: float = 0.2,
+        max_batch: int = 20_000,
+        lock_timeout_s: float = 120.0,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+    ) -> None:
+        self.path = Path(path)
+        self.lock_timeout_s = lock_timeout_s
+        self.busy_timeout_ms = busy_timeout_ms
+        #: Set when storage failed; ``failure`` says why.
+        self.failed = asyncio.Event()
+        self._salvage: list[tuple[str, Row]] = []
+        self.flush_interval_s = flush_interval_s
+        self.max_batch = max_batch
+        self.max_pending = max_pending
+        # Unbounded underneath: awaiting callers wait for ``_space`` at the bound,
+        # ``*_nowait`` callers go past it.
+        self._queue: asyncio.Queue[_Item] = asyncio.Queue()
+        self._space = asyncio.Event()
+        self._space.set()
+        self._urgent = asyncio.Event()
+        self._db: aiosqlite.Connection | None = None
+        self._committer: BatchCommitter | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._closing = False
+        self._failure: BaseException | None = None
+
+    # ------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        # Migrations run on a plain connection, once, before the writer connects;
+        # scorings left running by a dead process are marked interrupted then.
+        await asyncio.to_thread(_prepare, self.path)
+        self._db = await aiosqlite.connect(self.path, isolation_level=None)
+        await self._db.execute(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
+        await self._db.execute("PRAGMA journal_mode = WAL")
+        await self._db.execute("PRAGMA synchronous = NORMAL")
+        self._committer = BatchCommitter(
+            self._db,
+            self.path,
+            lock_timeout_s=self.lock_timeout_s,
+            busy_timeout_ms=self.busy_timeout_ms,
+            salvage=self._salvage,
+        )
+        self._task = asyncio.create_task(self._run(), name=f"vae-writer:{self.path.name}")
+
+    async def close(self) -> None:
+        """Commit everything queued, then stop (after a storage failure: never blocks)."""
+        if self._task is None:
+            return
+        if not self._closing:
+            self._closing = True
+            if self._failure is None:
+                with contextlib.suppress(WriterClosedError):
+                    await self.flush()
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._space.set()
+        if self._db is not None:
+            db, self._db = self._db, None
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(db.close(), 5.0)
+        if self._salvage:
+            # Emptied in place: the committer holds the same list.
+            kept = list(self._salvage)
+            self._salvage.clear()
+            await asyncio.to_thread(writer_faults.salvage, self.path, kept)
+
+    @property
+    def failure(self) -> BaseException | None:
+        return self._failure
+
+    @property
+    def rows_written(self) -> int:
+        return 0 if self._committer is None else self._committer.rows_written
+
+    @property
+    def batches_written(self) -> int:
+        return 0 if self._committer is None else self._committer.batches_written
+
+    async def flush(self) -> None:
+        """Return once every write submitted before this call is committed."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        await self._put(_Barrier(done))
+        self._urgent.set()
+        await done
+
+    # ------------------------------------------------------------ submission
+    async def execute(self, sql: str, row: Row = ()) -> None:
+        """Queue one row of one statement (awaits when the queue is full)."""
+        await self._put(_Write(sql, row))
+
+    async def executemany(self, sql: str, rows: Sequence[Row]) -> None:
+        for row in rows:
+            await self._put(_Write(sql, row))
+
+    def execute_nowait(self, sql: str, row: Row = ()) -> None:
+        """Queue one row without ever waiting (for real-time callers)."""
+        self._put_nowait(_Write(sql, row))
+
+    async def _put(self, item: _Item) -> None:
+        while self._queue.qsize() >= self.max_pending:
+            self._check_open(item)
+            self._urgent.set()
+            self._space.clear()
+            await self._space.wait()
+        self._put_nowait(item)
+
+    def _put_nowait(self, item: _Item) -> None:
+        self._check_open(item)
+        if self._queue.qsize() >= self.max_pending:
+            self._urgent.set()
+        self._queue.put_nowait(item)
+
+    def _check_open(self, item: _Item) -> None:
+        if self._failure is not None:
+            if isinstance(item, _Write):
+                # Reported once already; keep only what salvage() may still record.
+                if writer_faults.salvageable(item.sql):
+                    self._salvage.append((item.sql, item.row))
+                return
+            raise StorageError(str(self._failure))
+        if self._task is None or (self._closing and not isinstance(item, _Barrier)):
+            raise WriterClosedError(f"writer for {self.path} is not running")
+
+    @property
+    def pending(self) -> int:
+        return self._queue.qsize()
+
+    # ------------------------------------------------------------ the loop
+    async def _run(self) -> None:
+        try:
+            while True:
+                first = await self._queue.get()
+                if not isinstance(first, _Barrier) and not self._urgent.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._urgent.wait(), self.flush_interval_s)
+                self._urgent.clear()
+                batch: list[_Item] = [first]
+                while len(batch) < self.max_batch:
+                    try:
+                        batch.append(self._queue.get_nowait())
+                    except asyncio.QueueEmpty:
+                        break
+                if self._queue.qsize() < self.max_pending:
+                    self._space.set()
+                await self._commit(batch)
+        except asyncio.CancelledError:
+            raise
+        except StorageError as exc:
+            log.error("%s", exc)
+            self._failure = exc
+            self._fail_waiters(exc)
+            self.failed.set()
+        except BaseException as exc:  # pragma: no cover - defensive: report, then fail loudly
+            log.exception("writer for %s failed", self.path)
+            self._failure = exc
+            self._fail_waiters(exc)
+            raise
+
+    def _fail_waiters(self, exc: BaseException) -> None:
+        self._space.set()
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            if isinstance(item, _Barrier) and not item.done.done():
+                item.done.set_exception(
+                    exc if isinstance(exc, StorageError) else WriterClosedError(str(exc))
+                )
+            elif isinstance(item, _Write) and writer_faults.salvageable(item.sql):
+                self._salvage.append((item.sql, item.row))
+
+    async def _commit(self, batch: list[_Item]) -> None:
+        groups: list[Group] = []
+        barriers: list[_Barrier] = []
+        for item in batch:
+            if isinstance(item, _Barrier):
+                barriers.append(item)
+            elif groups and groups[-1][0] == item.sql:
+                groups[-1][1].append(item.row)
+            else:
+                groups.append((item.sql, [item.row]))
+        if groups:
+            assert self._committer is not None
+            try:
+                await self._committer.commit(groups)
+            except StorageError as exc:
+                for barrier in barriers:
+                    if not barrier.done.done():
+                        barrier.done.set_exception(exc)
+                raise
+        for barrier in barriers:
+            if not barrier.done.done():
+                barrier.done.set_result(None)
+
+
+def _prepare(path: Path) -> None:
+    conn = open_database(path)
+    try:
+        marked = mark_interrupted(conn)
+        if marked:
+            log.warning("scorings left running by a process that died: %s (interrupted)", marked)
+    finally:
+        conn.close()

@@ -1,0 +1,86 @@
+"""The scorer's rows: scorings, their scores and the judge's cache.
+
+A scoring is written long after its run was recorded, by another service
+(``vae rescore``, the scorer) or an importer, and its tables change with how
+runs are judged, not with how they are recorded. These writes are methods of
+every :class:`~recordings.writer.RecordingWriter`; they queue rows on the same
+single writer (:mod:`recordings.batch_writer`) as the recording's own rows.
+
+A scoring is never deleted: a newer one marks the older ones superseded.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from recordings.batch_writer import BatchWriter, dumps
+from recordings.models import ScoreRecord, ScoringRecord
+
+
+class ScoringWriter(BatchWriter):
+    """Typed writes of scorings, scores and judge answers."""
+
+    async def create_scoring(self, sc: ScoringRecord) -> None:
+        await self.execute(
+            "INSERT INTO scorings (scoring_id, run_id, created_ns, status, mode, config_json,"
+            " versions_json, judge_model, prompt_hash, summary_json)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                sc.scoring_id,
+                sc.run_id,
+                sc.created_ns,
+                sc.status,
+                sc.mode,
+                dumps(sc.config),
+                dumps(sc.versions),
+                sc.judge_model,
+                sc.prompt_hash,
+                dumps(sc.summary),
+            ),
+        )
+
+    async def add_scores(self, scores: Sequence[ScoreRecord]) -> None:
+        await self.executemany(
+            "INSERT OR REPLACE INTO scores (scoring_id, session_id, signal, verdict, value,"
+            " passed, detail_json, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    s.scoring_id,
+                    s.session_id,
+                    s.signal,
+                    str(s.verdict),
+                    s.value,
+                    None if s.passed is None else int(s.passed),
+                    dumps(s.detail),
+                    s.error,
+                )
+                for s in scores
+            ],
+        )
+
+    async def finish_scoring(
+        self, scoring_id: str, *, status: str, summary: dict[str, object], finished_ns: int
+    ) -> None:
+        await self.execute(
+            "UPDATE scorings SET status = ?, summary_json = ?, finished_ns = ?"
+            " WHERE scoring_id = ?",
+            (status, dumps(summary), finished_ns, scoring_id),
+        )
+
+    async def supersede_scorings(self, run_id: str, new_scoring_id: str) -> None:
+        """Mark the run's current scorings superseded by ``new_scoring_id`` (never deletes)."""
+        await self.execute(
+            "UPDATE scorings SET superseded_by = ? WHERE run_id = ? AND scoring_id != ?"
+            " AND superseded_by IS NULL",
+            (new_scoring_id, run_id, new_scoring_id),
+        )
+
+    async def put_judge_cache(
+        self, cache_key: str, model: str, request: object, response: object
+    ) -> None:
+        await self.execute(
+            "INSERT OR REPLACE INTO judge_cache (cache_key, model, request_json, response_json,"
+            " created_ns) VALUES (?, ?, ?, ?, ?)",
+            (cache_key, model, dumps(request), dumps(response), time.time_ns()),
+        )
