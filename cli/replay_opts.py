@@ -1,8 +1,8 @@
 """``vae run --replay RUN`` options, and ``replayed_from`` for ``vae runs show``.
 
-Kept out of ``run_cmd`` so the run command gains three lines: the options
-decorator, the request fields, and the gate silence. No heavy imports at
-module level (the CLI starts instantly).
+Kept out of ``run_cmd`` so the run command gains two lines: the options
+decorator and the request fields (``run_request`` sets the gate silence). No
+heavy imports at module level (the CLI starts instantly).
 """
 
 from __future__ import annotations

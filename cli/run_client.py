@@ -1,7 +1,8 @@
-"""The bridge client side of ``vae run``: requests, progress, summary tables.
+"""The bridge client side of ``vae run``: the call, progress, summary tables.
 
 Kept apart from ``cli/run_cmd.py`` (the click definitions) so that ``vae run
---help`` does not import grpc and the generated contract.
+--help`` does not import grpc and the generated contract; the request it
+sends is built by ``cli/run_request.py``.
 """
 
 from __future__ import annotations
@@ -32,43 +33,6 @@ USAGE_CODES = {
 STATUS = {v: k.removeprefix("RUN_STATUS_").lower() for k, v in bridge_pb2.RunStatus.items()}
 STOP = {v: k.removeprefix("STOP_REASON_").lower() for k, v in bridge_pb2.StopReason.items()}
 RESUME = {v: k.removeprefix("RESUME_STATE_").lower() for k, v in bridge_pb2.ResumeState.items()}
-
-
-def source(arg: str) -> bridge_pb2.ScenarioSource:
-    path = Path(arg)
-    if path.suffix == ".py" or (
-        not path.exists() and all(p.isidentifier() for p in arg.split("."))
-    ):
-        return bridge_pb2.ScenarioSource(
-            python_module=str(path.resolve()) if path.exists() else arg
-        )
-    # Paths are read by the bridge process: send them absolute.
-    return bridge_pb2.ScenarioSource(path=str(path.resolve()))
-
-
-def connector(
-    urls: tuple[str, ...],
-    kind: str | None,
-    options: str,
-    capacity: int | None,
-    timeout: float | None,
-) -> bridge_pb2.ConnectorConfig | None:
-    """One side's connector: the first URL, the others as its pool.
-
-    The kind comes from ``--connector-kind``, else from the URL: ``twilio+ws://``
-    is a Twilio Media Streams bot, plain ``ws://`` a pipecat bot.
-    """
-    if not urls:
-        return None
-    kind = kind or ("twilio" if urls[0].startswith("twilio+") else "pipecat")
-    cfg = bridge_pb2.ConnectorConfig(
-        kind=kind, url=urls[0], options_json=options, pool_urls=list(urls[1:])
-    )
-    if capacity is not None:
-        cfg.capacity = capacity
-    if timeout is not None:
-        cfg.connect_timeout_s = timeout
-    return cfg
 
 
 def summary_rows(run: bridge_pb2.Run) -> list[dict[str, Any]]:

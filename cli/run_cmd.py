@@ -1,9 +1,12 @@
-"""``vae run`` (through a bridge) and ``vae runs list|show`` (straight from the database).
+"""``vae run``: its options, their checks, and how a failed call is reported.
 
 ``vae run`` is a thin client of a running bridge: StartRun, then a progress
 bar fed by WatchRun, then a summary table from GetRun. Ctrl-C cancels the run.
-``vae runs`` reads the database file directly (``--db``), so it works with no
-bridge running, also on a copy of the file.
+This module holds what the user types and sees as errors; the request is
+built by ``cli/run_request.py``, the call driven by ``cli/run_client.py``, and
+``vae runs list|show`` (no bridge, straight from ``--db``) live in
+``cli/runs_cmd.py``. Nothing heavy is imported at module level: ``--help``
+stays instant.
 """
 
 from __future__ import annotations
@@ -15,18 +18,8 @@ from typing import Any
 
 import click
 
-from cli.common import (
-    db_option,
-    json_option,
-    log_level_option,
-    print_json,
-    setup_logging,
-    store_errors,
-    token_option,
-)
+from cli.common import json_option, log_level_option, setup_logging, token_option
 from cli.replay_opts import replay_options
-from cli.run_summary import COLUMNS
-from cli.tables import dict_table
 
 
 @click.command("run")
@@ -185,9 +178,8 @@ def run_command(
 
     from cli import run_client, run_summary
     from cli.replay_opts import replay_fields
+    from cli.run_request import start_run_request
     from cli.validate_cmd import refuse_invalid
-    from vae.bridge.v1 import bridge_pb2
-    from vae.common.v1 import common_pb2
 
     setup_logging(log_level)
     if check and not resume:
@@ -204,54 +196,8 @@ def run_command(
     except json.JSONDecodeError as exc:
         raise click.BadParameter(str(exc), param_hint="--connector-options") from exc
     refuse_invalid(scenarios)
-    options = bridge_pb2.RunOptions(tags=list(tags))
-    mapping = {
-        "concurrency": "concurrency",
-        "max_duration": "max_duration_s",
-        "inactivity_timeout": "inactivity_timeout_s",
-        "min_agent_turns": "min_agent_turns",
-        "retry_stale": "auto_resume_on_stale",
-        "max_retries": "max_auto_retries",
-        "retry_insufficient": "auto_resume_on_insufficient_turns",
-        "retry_backoff": "auto_retry_backoff_s",
-        "pairing_timeout": "pairing_timeout_s",
-        "seed": "seed",
-        "repeat": "repeat",
-        "share_transcripts": "share_transcripts",
-        "first_speaker_timeout": "first_speaker_timeout_s",
-    }
-    for name, field in mapping.items():
-        if opts[name] is not None:
-            setattr(options, field, opts[name])
-    if opts["gate_silence"] is not None:
-        options.replay_gate_silence_s = opts["gate_silence"]
-    if opts["end_policy"]:
-        options.end_policy = (
-            bridge_pb2.END_POLICY_TOOL_ONLY
-            if opts["end_policy"] == "tool-only"
-            else bridge_pb2.END_POLICY_VALID_TERMINAL_STATE
-        )
-    if opts["first_speaker"]:
-        options.first_speaker = (
-            common_pb2.ROLE_USER if opts["first_speaker"] == "user" else common_pb2.ROLE_AGENT
-        )
-    for side in ("user", "agent"):
-        cfg = run_client.connector(
-            opts[f"{side}_connector"],
-            opts["connector_kind"],
-            opts["connector_options"],
-            opts["connector_capacity"],
-            opts["connect_timeout"],
-        )
-        if cfg is not None:
-            getattr(options, f"{side}_connector").CopyFrom(cfg)
-    request = bridge_pb2.StartRunRequest(
-        sources=[run_client.source(s) for s in scenarios],
-        options=options,
-        run_id=run_id,
-        resume=resume,
-        dry_run=check,
-        **replay,
+    request = start_run_request(
+        scenarios, tags, opts, run_id=run_id, resume=resume, check=check, replay=replay
     )
     started: list[str] = []
     try:
@@ -281,135 +227,3 @@ def run_command(
         click.echo(run_summary.interrupted_line(started[0] if started else ""), err=True)
         sys.exit(1)
     sys.exit(code)
-
-
-@click.group("runs")
-def runs_group() -> None:
-    """Recorded runs, read straight from the database (no bridge needed)."""
-
-
-@runs_group.command("list")
-@click.option("--prefix", default="", help="Only runs whose id starts with this (e.g. a date).")
-@click.option("--limit", type=click.IntRange(min=0), default=0, help="At most this many (0: all).")
-@db_option
-@json_option
-@store_errors
-def runs_list(prefix: str, limit: int, db_path: Path, as_json: bool) -> None:
-    """List runs, newest first.
-
-    \b
-    Examples:
-      vae runs list --db vae.db
-      vae runs list --db vae.db --prefix 2026-12 --limit 5 --json
-    """
-    from recordings.reader import RecordingReader
-
-    with RecordingReader(db_path) as reader:
-        rows = []
-        for r in reader.list_runs(prefix, limit):
-            sessions = reader.latest_attempts(r.run_id)
-            rows.append(
-                {
-                    "run_id": r.run_id,
-                    "status": str(r.status),
-                    "scenarios": len(reader.run_scenarios(r.run_id)),
-                    "ended": sum(1 for s in sessions.values() if s.ended_ns),
-                    "clean_exits": sum(1 for s in sessions.values() if s.clean_exit),
-                    "tags": ",".join(r.tags),
-                    "vae_version": r.vae_version,
-                }
-            )
-    if as_json:
-        print_json(rows)
-    else:
-        click.echo(
-            dict_table(rows, ["run_id", "status", "scenarios", "ended", "clean_exits", "tags"])
-        )
-
-
-@runs_group.command("show")
-@click.argument("run")
-@db_option
-@json_option
-@store_errors
-def runs_show(run: str, db_path: Path, as_json: bool) -> None:
-    """Show RUN (exact id or unique prefix): options and every attempt of every scenario.
-
-    Each attempt's session id is listed: that is what `--session` takes in
-    `vae rescore` and `vae export`.
-
-    \b
-    Examples:
-      vae runs show 2026-12 --db vae.db
-      vae runs show 2026-12 --db vae.db --json
-    """
-    from cli import run_summary
-    from cli.replay_opts import replayed_from
-    from recordings.bot_errors import bot_errors
-    from recordings.reader import RecordingReader
-    from recordings.selection import select_run
-    from recordings.stop_reasons import is_finished
-
-    with RecordingReader(db_path) as reader:
-        run_id = select_run(reader, run)
-        record = reader.get_run(run_id)
-        assert record is not None
-        replayed = replayed_from(reader, run_id)
-        rows = [
-            {
-                "scenario": s.scenario_name,
-                "attempt": s.attempt,
-                "session_id": s.session_id,
-                "status": str(s.status),
-                "stop_reason": s.stop_reason or "",
-                "clean_exit": s.clean_exit,
-                "user_turns": s.user_turns,
-                "agent_turns": s.agent_turns,
-                "duration_s": round(s.duration_s, 2),
-                "retry_reason": s.retry_reason,
-                "superseded_reason": s.superseded_reason,
-                "stop_detail": s.stop_detail,
-                "finished": is_finished(s.stop_reason),
-                "bot_errors": bot_errors(reader, s.session_id),
-                "clock": reader.session_clock(s.session_id),
-            }
-            for s in reader.sessions(run_id)
-        ]
-        for row in rows:
-            row["detail"] = run_summary.detail_of(row)
-    if as_json:
-        print_json(
-            {
-                "run_id": run_id,
-                "status": str(record.status),
-                "options": record.options,
-                "vae_version": record.vae_version,
-                "error": record.error,
-                "replayed_from": replayed,
-                "sessions": rows,
-            }
-        )
-        return
-    click.echo(f"run {run_id}: {record.status} (vae {record.vae_version})")
-    if record.error:
-        click.echo(f"error: {record.error}")
-    if replayed["run"]:
-        click.echo(f"replayed from run {replayed['run']} (sessions: {replayed['sessions']})")
-    if record.tags:
-        click.echo(f"tags: {', '.join(record.tags)}")
-    click.echo("options:" if record.options else "options: (none recorded)")
-    for key, value in sorted(record.options.items()):
-        click.echo(f"  {key}: {json.dumps(value, ensure_ascii=False, default=str)}")
-    for row in rows:
-        row["tick_late_ms"] = _tick_late(row.pop("clock"))
-    click.echo(dict_table(rows, ["session_id", *COLUMNS, "tick_late_ms"]))
-    for line in run_summary.notes(run_id, str(record.status), record.error, rows):
-        click.echo(line)
-
-
-def _tick_late(clock: Any) -> str:
-    """The clock's tick lateness as ``p50/p99/max`` ms ('' when not recorded)."""
-    late = clock.get("tick_late") if isinstance(clock, dict) else None
-    if not isinstance(late, dict):
-        return ""
-    return f"{late.get('p50_ms', 0):g}/{late.get('p99_ms', 0):g}/{late.get('max_ms', 0):g}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from cli.main import vae
-from cli.run_client import connector as _connector
+from cli.run_request import connector as _connector
 
 
 def test_kind_comes_from_the_url_and_repeats_form_a_pool() -> None:
