@@ -45,7 +45,7 @@ from recordings.errors import ScenarioError, StorageError
 from recordings.models import RunRecord, RunScenario, RunStatus
 from recordings.reader import RecordingReader
 from recordings.replay_links import link_run
-from recordings.scenario import scenario_from_dict
+from recordings.scenario_parse import scenario_from_dict
 from recordings.selection import ResumeState, classify_resume, new_run_id, select_run
 from recordings.writer import RecordingWriter
 

@@ -33,7 +33,8 @@ import yaml
 
 from bridge_service.sync import SyncHookError, load_hook
 from recordings.errors import ScenarioError
-from recordings.scenario import Scenario, scenario_from_dict
+from recordings.scenario import Scenario
+from recordings.scenario_parse import scenario_from_dict
 
 SUFFIXES = (".yaml", ".yml", ".json")
 #: Files in a suite folder that are not scenarios: JSON Schemas kept for editors.

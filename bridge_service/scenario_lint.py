@@ -28,9 +28,10 @@ from bridge_service.scenario_files import (
     suite_files,
 )
 from recordings.errors import ScenarioError
-from recordings.scenario import Scenario, scenario_from_dict
+from recordings.scenario import Scenario
 from recordings.scenario_check import Path as FieldPath
 from recordings.scenario_check import check, parse_field
+from recordings.scenario_parse import scenario_from_dict
 
 
 @dataclass(frozen=True)

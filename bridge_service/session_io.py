@@ -1,9 +1,9 @@
-"""A session's state and its inputs: bot messages in, recorded, relayed.
+"""A session's inputs: bot messages in, checked, recorded, relayed.
 
-:class:`SessionIO` holds the per-session audio path (one
-:class:`~bridge_service.audio_path.Direction` each way), the recorder, the
-turn counters, final-state collectors and, for dual-sided scenarios, the state
-sync; the open-mic clock (``session_clock``) delivers what it buffers.
+:class:`SessionIO` is :class:`~bridge_service.session_state.SessionState` (the
+per-session audio path, recorder, counters, collectors, state sync and the
+outputs to each bot) plus one reader per side; the open-mic clock
+(``session_clock``) delivers what the readers buffer.
 
 Bad input from one bot is refused here with a :class:`BotProtocolError` naming
 the field; it ends this session with ``bot_error``, is recorded, and
@@ -20,217 +20,30 @@ import logging
 import time
 from typing import Any
 
-from bridge_service.audio_path import Direction
-from bridge_service.clock_stats import ArrivalGaps
 from bridge_service.config import StopReason
 from bridge_service.connectors.base import (
     BotAudio,
     BotEvent,
     BotProtocolError,
-    BridgeOutput,
     FinalStatePart,
-    NoticeOut,
-    PeerAudio,
     PeerEvent,
-    SideEndpoint,
     StateSyncOut,
 )
-from bridge_service.drop_log import DropLog
 from bridge_service.ending import EndRequest, end_request_for
 from bridge_service.final_state import FinalStateCollector
-from bridge_service.framing import endpoint_framing
-from bridge_service.noise import NoiseSource, noise_seed
-from bridge_service.plan import SessionPlan
-from bridge_service.recorder import SessionRecorder
-from bridge_service.sync import StateSync, SyncHookError
-from bridge_service.turns import TalkSpurtCounter
+from bridge_service.session_state import SessionState
+from bridge_service.sync import SyncHookError
 from recordings.models import Channel, EventKind, Side
-from recordings.writer import RecordingWriter
 
 log = logging.getLogger("vae.bridge.session")
 
 _PEER = {Side.USER: Side.AGENT, Side.AGENT: Side.USER}
 _TO = {Side.AGENT: Channel.TO_AGENT, Side.USER: Channel.TO_USER}
-_NS = 1_000_000_000
 #: Longest stretch of input handling before the reader yields to the loop.
 _TURN_NS = 2_000_000
 
 
-class SessionIO:
-    def __init__(
-        self, plan: SessionPlan, endpoints: dict[Side, SideEndpoint], writer: RecordingWriter
-    ) -> None:
-        self.plan = plan
-        self.endpoints = endpoints
-        self.started_ns = time.time_ns()
-        s, b = plan.settings, plan.bridge
-        user, agent = endpoints[Side.USER], endpoints[Side.AGENT]
-        noise = plan.scenario.noise
-        self.noise_seed = noise_seed(s.seed, plan.scenario.name)
-        #: Frame length and frames per message of what each side receives.
-        self.framing = {side: endpoint_framing(endpoints[side], s.frame_ms) for side in _PEER}
-        common: dict[str, Any] = {
-            "jitter_buffer_ms": s.jitter_buffer_ms,
-            "max_buffer_ms": b.max_buffer_ms,
-            "quality": s.resample_quality,
-        }
-        # Keyed by the receiving side.
-        self.directions = {
-            Side.AGENT: Direction(
-                user.send_rate,
-                agent.receive_rate,
-                frame_ms=self.framing[Side.AGENT].frame_ms,
-                noise=None
-                if noise is None
-                else NoiseSource(noise, agent.receive_rate, self.noise_seed),
-                **common,
-            ),
-            Side.USER: Direction(
-                agent.send_rate,
-                user.receive_rate,
-                frame_ms=self.framing[Side.USER].frame_ms,
-                **common,
-            ),
-        }
-        #: Largest delay of each bot's audio beyond real time (see clock_stats).
-        self.arrival_gaps = {side: ArrivalGaps() for side in _PEER}
-        self.recorder = SessionRecorder(
-            writer,
-            plan.session_id,
-            {
-                Channel.USER: user.send_rate,
-                Channel.AGENT: agent.send_rate,
-                Channel.TO_AGENT: agent.receive_rate,
-                Channel.TO_USER: user.receive_rate,
-            },
-        )
-        self.counters = {
-            side: TalkSpurtCounter(
-                endpoints[side].send_rate,
-                threshold_dbfs=b.speech_threshold_dbfs,
-                hangover_s=b.speech_hangover_s,
-                min_speech_s=b.speech_min_s,
-            )
-            for side in (Side.USER, Side.AGENT)
-        }
-        self.last_turn_ns = {Side.USER: 0, Side.AGENT: 0}
-        self.collectors = {side: FinalStateCollector(b.max_final_state_bytes) for side in _PEER}
-        self.final_done = {side: asyncio.Event() for side in _PEER}
-        self.sync = StateSync(plan.scenario) if plan.scenario.dual_sided else None
-        self._next_seq: dict[Side, int] = {Side.USER: 0, Side.AGENT: 0}
-        self._gone: set[Side] = set()
-        self._closed: set[Side] = set()
-        self._end: EndRequest | None = None
-        self._end_event = asyncio.Event()
-        #: False once the clock stopped: later audio is recorded, not delivered.
-        self.delivering = True
-        self._notice_ns: dict[tuple[Side, str], int] = {}
-        #: Drops and gaps, one event per side, cause and second.
-        self.drops = DropLog(self.record)
-
-    # ------------------------------------------------------------ state
-    def request_end(self, request: EndRequest) -> None:
-        if self._end is None:
-            self._end = request
-            self._end_event.set()
-
-    async def wait_end(self) -> EndRequest:
-        await self._end_event.wait()
-        assert self._end is not None
-        return self._end
-
-    @property
-    def ended(self) -> bool:
-        return self._end is not None
-
-    def is_gone(self, side: Side) -> bool:
-        return side in self._gone
-
-    def live_sides(self) -> list[Side]:
-        return [s for s in (Side.USER, Side.AGENT) if s not in self._gone]
-
-    def turns(self) -> dict[Side, int]:
-        return {side: c.turns for side, c in self.counters.items()}
-
-    def last_turn_side(self) -> Side | None:
-        user, agent = self.last_turn_ns[Side.USER], self.last_turn_ns[Side.AGENT]
-        if not user and not agent:
-            return None
-        return Side.USER if user > agent else Side.AGENT
-
-    def audio_info(self) -> dict[str, object]:
-        s = self.plan.settings
-        noise = self.plan.scenario.noise
-        return {
-            "frame_ms": s.frame_ms,
-            "frames_to": {
-                str(side): {"frame_ms": f.frame_ms, "frames_per_message": f.frames_per_message}
-                for side, f in self.framing.items()
-            },
-            "jitter_buffer_ms": s.jitter_buffer_ms,
-            "encoding": "pcm16le",
-            "rates": {
-                "user": self.endpoints[Side.USER].send_rate,
-                "agent": self.endpoints[Side.AGENT].send_rate,
-                "to_agent": self.endpoints[Side.AGENT].receive_rate,
-                "to_user": self.endpoints[Side.USER].receive_rate,
-            },
-            "resampler": {
-                "library": "soxr",
-                "quality": s.resample_quality,
-                "to_agent_delay_s": self.directions[Side.AGENT].resampler_delay_s,
-                "to_user_delay_s": self.directions[Side.USER].resampler_delay_s,
-            },
-            "noise": None
-            if noise is None
-            else {
-                "white_noise_db": noise.white_noise_db,
-                "noise_files": noise.noise_files,
-                "gain_db": noise.gain_db,
-                "random_offset": noise.random_offset,
-                "seed": self.noise_seed,
-            },
-        }
-
-    # ------------------------------------------------------------ output
-    async def send(self, side: Side, message: BridgeOutput) -> bool:
-        if side in self._closed:
-            return False
-        try:
-            return await self.endpoints[side].send(message)
-        except Exception as exc:  # a broken transport is the reader's business
-            log.debug("send to %s failed: %s", side, exc)
-            return False
-
-    def send_audio_nowait(self, side: Side, frame: PeerAudio) -> bool | None:
-        """Queue a frame to a bot without awaiting; None when its endpoint cannot."""
-        if side in self._closed:
-            return False
-        send = getattr(self.endpoints[side], "send_nowait", None)
-        if send is None:
-            return None
-        return bool(send(frame))
-
-    async def record(
-        self, side: Side, kind: EventKind, payload: dict[str, Any], bot_ns: int = 0
-    ) -> None:
-        await self.recorder.event(side, kind, payload, bot_ns=bot_ns)
-
-    async def notice(self, side: Side, code: str, message: str) -> None:
-        """Tell a bot something, at most once a second per kind."""
-        now = time.monotonic_ns()
-        if now - self._notice_ns.get((side, code), -_NS) < _NS:
-            return
-        self._notice_ns[(side, code)] = now
-        await self.send(side, NoticeOut(code, message))
-
-    async def close_all(self) -> None:
-        for side, endpoint in self.endpoints.items():
-            if side not in self._closed:
-                self._closed.add(side)
-                with contextlib.suppress(Exception):
-                    await endpoint.close(None)
-
+class SessionIO(SessionState):
     # ------------------------------------------------------------ input
     async def read(self, side: Side) -> None:
         endpoint = self.endpoints[side]

@@ -1,12 +1,15 @@
-"""Scenarios: the validated document a run is made of, frozen into the store.
+"""Scenarios: the model of the validated document a run is made of, frozen into the store.
 
 The fields follow the established Scenario class (persona, task, actions and
 resources per side; reference answer and matching flags; expected DBs; NL and
 DB-state assertions; initialization actions; success signals; noise; a sync
-hook). Parsing files (YAML/JSON/Python modules) belongs to the bridge; this
-module only validates plain data, so the store and the scorer read the same
-model without a YAML parser. Every error names the source, the field and the
-problem.
+hook). This module is the model alone, plus the rendering of a side's prompt
+from its sections, because everything else is derived from it: the JSON Schema
+(:mod:`recordings.scenario_schema` reads these dataclasses, and treats the
+classes defined *in this module* as the main model, so they stay here), the
+schema check, and :mod:`recordings.scenario_parse`, which validates plain data
+into this model. Parsing files (YAML/JSON/Python modules) belongs to the
+bridge; the store and the scorer read the same model without a YAML parser.
 """
 
 from __future__ import annotations
@@ -14,10 +17,6 @@ from __future__ import annotations
 import enum
 from dataclasses import asdict, dataclass, field
 from typing import Any
-
-from recordings import identifiers
-from recordings.errors import ScenarioError
-from recordings.trials import split_trial
 
 
 class SuccessSignal(enum.StrEnum):
@@ -137,238 +136,6 @@ class Scenario:
     @property
     def dual_sided(self) -> bool:
         return bool(self.user.resources.tools) and self.sync_hook is not None
-
-
-_TOP_LEVEL = {f for f in Scenario.__dataclass_fields__} | {
-    # established flat spellings, folded into the side sections
-    "user_persona", "user_task", "user_actions", "user_resources",
-    "agent_persona", "agent_task", "agent_actions", "agent_resources",
-    "noise_config", "db", "user_db",
-}  # fmt: skip
-
-
-def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
-    """Validate a plain-data scenario; raise :class:`ScenarioError` naming the field.
-
-    Every problem the schema check finds is in the error (``problems``); the
-    first is its ``field``/``problem``.
-    """
-    from recordings.scenario_check import check  # the checker's schema is built from here
-
-    issues = check(data)
-    if issues:
-        listed = [f"{source}: {i.field}: {i.problem}" for i in issues]
-        raise ScenarioError(source, issues[0].field, issues[0].problem, listed)
-    if not isinstance(data, dict):
-        raise ScenarioError(source, "<document>", f"expected a mapping, got {type(data).__name__}")
-    unknown = sorted(set(data) - _TOP_LEVEL)
-    if unknown:
-        raise ScenarioError(source, unknown[0], "unknown field")
-    name = data.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise ScenarioError(source, "name", "required, a non-empty string")
-    # A trial of a repeated run is frozen as "<name>#<k>" (recordings.trials).
-    why = identifiers.problem(split_trial(name.strip())[0])
-    if why:
-        raise ScenarioError(source, "name", f"{name.strip()[:40]!r} {why}")
-    where = f"{source} [{name}]"
-    sc = Scenario(name=name.strip())
-    sc.domain = _str(data, "domain", where, "default") or "default"
-    sc.description = _str(data, "description", where, "")
-    max_duration = data.get("max_duration", 300.0)
-    if isinstance(max_duration, bool) or not isinstance(max_duration, int | float):
-        raise ScenarioError(where, "max_duration", "must be a number of seconds")
-    if max_duration <= 0:
-        raise ScenarioError(where, "max_duration", "must be positive")
-    sc.max_duration = float(max_duration)
-    for role in ("user", "agent"):
-        section = dict(_mapping(data, role, where))
-        for part in ("persona", "task", "actions", "resources"):
-            flat = f"{role}_{part}"
-            if flat in data:
-                section[part] = data[flat]
-        setattr(sc, role, _side(section, f"{where} {role}"))
-    sc.initial_state = dict(_mapping(data, "initial_state", where) or _mapping(data, "db", where))
-    sc.initial_user_state = dict(
-        _mapping(data, "initial_user_state", where) or _mapping(data, "user_db", where)
-    )
-    ref = data.get("reference_answer")
-    if ref is not None and not isinstance(ref, dict | list):
-        raise ScenarioError(where, "reference_answer", "must be a mapping or a list")
-    sc.reference_answer = ref
-    for flag in ("ignore_capitalization", "ignore_punctuation", "clean_text",
-                 "disallow_extra_items"):  # fmt: skip
-        value = data.get(flag, False)
-        if not isinstance(value, bool):
-            raise ScenarioError(where, flag, "must be true or false")
-        setattr(sc, flag, value)
-    for db_field in ("expected_scenario_db", "expected_user_db"):
-        value = data.get(db_field)
-        if value is not None and not isinstance(value, dict):
-            raise ScenarioError(where, db_field, "must be a mapping")
-        setattr(sc, db_field, value)
-    sc.order_independent_lists = _str_list(data, "order_independent_lists", where)
-    sc.nl_assertions = _str_list(data, "nl_assertions", where)
-    sc.db_state_assertions = _assertions(data.get("db_state_assertions"), where)
-    sc.initialization_actions = _init_actions(data.get("initialization_actions"), where)
-    sc.success_signals = _signals(data.get("success_signals"), where)
-    noise = data.get("noise", data.get("noise_config"))
-    sc.noise = None if noise is None else _noise(noise, where)
-    hook = data.get("sync_hook")
-    if hook is not None and (not isinstance(hook, str) or ":" not in hook):
-        raise ScenarioError(where, "sync_hook", "must be 'module:function'")
-    sc.sync_hook = hook
-    sc.tags = _str_list(data, "tags", where)
-    for i, tag in enumerate(sc.tags):
-        if why := identifiers.problem(tag):
-            raise ScenarioError(where, f"tags[{i}]", f"{tag[:40]!r} {why}")
-    first = data.get("first_speaker")
-    if first is not None and first not in ("agent", "user"):
-        raise ScenarioError(where, "first_speaker", "must be 'agent' or 'user'")
-    sc.first_speaker = first
-    return sc
-
-
-# ---------------------------------------------------------------- helpers
-def _str(data: dict[str, Any], key: str, where: str, default: str) -> str:
-    value = data.get(key, default)
-    if value is None:
-        return default
-    if not isinstance(value, str):
-        raise ScenarioError(where, key, f"must be a string, got {type(value).__name__}")
-    return value
-
-
-def _mapping(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
-    value = data.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ScenarioError(where, key, f"must be a mapping, got {type(value).__name__}")
-    return value
-
-
-def _str_list(data: dict[str, Any], key: str, where: str) -> list[str]:
-    value = data.get(key)
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ScenarioError(where, key, "must be a list of strings")
-    return list(value)
-
-
-def _side(section: dict[str, Any], where: str) -> SideSpec:
-    spec = SideSpec()
-    persona = _mapping(section, "persona", where)
-    task = _mapping(section, "task", where)
-    actions = _mapping(section, "actions", where)
-    resources = _mapping(section, "resources", where)
-    for key in persona:
-        if key not in Persona.__dataclass_fields__:
-            raise ScenarioError(where, f"persona.{key}", "unknown field")
-    spec.persona = Persona(**{k: str(v) for k, v in persona.items() if v is not None})
-    for key in task:
-        if key not in Task.__dataclass_fields__:
-            raise ScenarioError(where, f"task.{key}", "unknown field")
-    spec.task = Task(**{k: str(v) for k, v in task.items() if v is not None})
-    spec.actions = Actions(
-        instructions=_str_list(actions, "instructions", f"{where} actions"),
-        guidelines=_str_list(actions, "guidelines", f"{where} actions"),
-    )
-    tools = _mapping(resources, "tools", f"{where} resources")
-    for tool, args in tools.items():
-        if args is not None and not isinstance(args, dict):
-            raise ScenarioError(where, f"resources.tools.{tool}", "must map argument names")
-    spec.resources = Resources(
-        tools={t: {str(k): str(v) for k, v in (a or {}).items()} for t, a in tools.items()},
-        documents={str(k): str(v) for k, v in _mapping(resources, "documents", where).items()},
-        information=_str_list(resources, "information", f"{where} resources"),
-    )
-    known = ("persona", "task", "actions", "resources", "extras")
-    # A frozen scenario (to_dict) keeps extras under "extras"; a file puts them inline.
-    spec.extras = dict(_mapping(section, "extras", where))
-    spec.extras.update({k: v for k, v in section.items() if k not in known})
-    return spec
-
-
-def _assertions(value: Any, where: str) -> list[dict[str, Any]]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ScenarioError(where, "db_state_assertions", "must be a list")
-    out = []
-    for i, item in enumerate(value):
-        field_name = f"db_state_assertions[{i}]"
-        if not isinstance(item, dict):
-            raise ScenarioError(where, field_name, "must be a mapping")
-        if "func_name" not in item and not ("path" in item and "op" in item):
-            raise ScenarioError(where, field_name, "needs 'path' and 'op', or 'func_name'")
-        side = item.get("side", "agent")
-        if side not in ("agent", "user"):
-            raise ScenarioError(where, f"{field_name}.side", "must be 'agent' or 'user'")
-        out.append(dict(item, side=side))
-    return out
-
-
-def _init_actions(value: Any, where: str) -> list[dict[str, Any]]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ScenarioError(where, "initialization_actions", "must be a list")
-    out = []
-    for i, item in enumerate(value):
-        field_name = f"initialization_actions[{i}]"
-        if not isinstance(item, dict) or not isinstance(item.get("func_name"), str):
-            raise ScenarioError(where, field_name, "must be a mapping with 'func_name'")
-        side = item.get("side", item.get("env_type", "agent"))
-        if side == "assistant":
-            side = "agent"
-        if side not in ("agent", "user"):
-            raise ScenarioError(where, f"{field_name}.side", "must be 'agent' or 'user'")
-        args = item.get("arguments", {})
-        if not isinstance(args, dict):
-            raise ScenarioError(where, f"{field_name}.arguments", "must be a mapping")
-        out.append({"side": side, "func_name": item["func_name"], "arguments": args})
-    return out
-
-
-def _signals(value: Any, where: str) -> list[SuccessSignal]:
-    if value is None:
-        return list(SuccessSignal)
-    if not isinstance(value, list):
-        raise ScenarioError(where, "success_signals", "must be a list")
-    out = []
-    for item in value:
-        key = str(item)
-        if key in SIGNAL_ALIASES:
-            out.append(SIGNAL_ALIASES[key])
-        elif key.upper() in SuccessSignal.__members__:
-            out.append(SuccessSignal(key.upper()))
-        else:
-            choices = ", ".join(s.value for s in SuccessSignal)
-            raise ScenarioError(where, "success_signals", f"unknown signal {key!r} ({choices})")
-    return out
-
-
-def _noise(value: Any, where: str) -> NoiseConfig:
-    if not isinstance(value, dict):
-        raise ScenarioError(where, "noise", "must be a mapping")
-    white = value.get("white_noise_db")
-    if white is None and value.get("random_white_noise"):
-        white = -20.0
-    if white is not None and (isinstance(white, bool) or not isinstance(white, int | float)):
-        raise ScenarioError(where, "noise.white_noise_db", "must be a number (dBFS)")
-    gain = value.get("gain_db", 0.0)
-    if isinstance(gain, bool) or not isinstance(gain, int | float):
-        raise ScenarioError(where, "noise.gain_db", "must be a number")
-    return NoiseConfig(
-        white_noise_db=None if white is None else float(white),
-        noise_files=_str_list(value, "noise_files", f"{where} noise"),
-        gain_db=float(gain),
-        random_offset=bool(value.get("random_offset", True)),
-    )
 
 
 # ---------------------------------------------------------------- prompts

@@ -15,7 +15,8 @@ from recordings.importers import ImportSourceError, import_nemo
 from recordings.importers.nemo_files import parse_context, read_wav
 from recordings.models import Channel, EventKind, SessionStatus, Side, Verdict
 from recordings.reader import RecordingReader
-from recordings.scenario import SuccessSignal, scenario_from_dict
+from recordings.scenario import SuccessSignal
+from recordings.scenario_parse import scenario_from_dict
 from recordings.selection import ResumeState, classify_resume
 from scorer_service.config import JudgeSettings, ScoringConfig
 from scorer_service.rescore import rescore

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from bridge_service.scenario_files import load_inline
 from recordings.errors import ScenarioError, StoreError
 from recordings.importers.nemo import import_nemo_sync
-from recordings.scenario import scenario_from_dict
+from recordings.scenario_parse import scenario_from_dict
 from tests.interop import nemo_fixture
 
 SECONDS = float(os.environ.get("VAE_FUZZ_SECONDS", "20")) / 2

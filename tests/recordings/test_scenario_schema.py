@@ -22,6 +22,7 @@ import yaml
 
 from bots import jsondb, scripted
 from recordings import scenario as model
+from recordings import scenario_parse as parse
 from recordings import scenario_parts as parts
 from recordings.scenario_docs import FIELD_DOCS
 from recordings.scenario_schema import (
@@ -76,14 +77,14 @@ def test_every_field_is_a_property_and_every_property_a_field(cls: type) -> None
 
 
 def test_top_level_properties_are_what_the_model_accepts() -> None:
-    assert set(DEFS["Scenario"]["properties"]) == model._TOP_LEVEL
+    assert set(DEFS["Scenario"]["properties"]) == parse._TOP_LEVEL
 
 
 def test_schema_defaults_parse_into_the_model_defaults() -> None:
     """Build a document from the schema alone; the model must read it as its own defaults."""
     props = DEFS["Scenario"]["properties"]
     doc = {k: p["default"] for k, p in props.items() if "default" in p}
-    parsed = model.scenario_from_dict({**doc, "name": "x"}, "from-schema")
+    parsed = parse.scenario_from_dict({**doc, "name": "x"}, "from-schema")
     assert parsed == model.Scenario(name="x")
 
 
