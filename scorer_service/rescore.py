@@ -1,8 +1,9 @@
 """Rescoring a recorded run: the one library function the CLI, the servicer and the demo call.
 
 A rescore never changes a recording. It validates everything first (config,
-overrides against every scenario, scorer names, session ids) so bad input
-fails before anything is written; then it creates a new scoring (status
+overrides against every scenario, scorer names, session ids; the checks that
+need the run are in ``scorer_service.rescore_plan``) so bad input fails
+before anything is written; then it creates a new scoring (status
 ``running``, with its whole config, scorer versions, judge model and prompt
 hash), scores the sessions with bounded concurrency, appends the scores as
 each session finishes, and closes the scoring with its summary (``complete``),
@@ -33,20 +34,21 @@ from recordings.models import ScoreRecord, ScoringRecord, SessionRecord, Verdict
 from recordings.reader import RecordingReader
 from recordings.scenario import Scenario
 from recordings.scoring_owner import owner_stamp
-from recordings.selection import select_run
 from recordings.writer import RecordingWriter, open_writer
 from scorer_service.aggregate import SessionOutcome, summarise
 from scorer_service.composite import composites
 from scorer_service.config import ConfigError, ScoringConfig
-from scorer_service.context import effective_scenario, load_context
+from scorer_service.context import load_context
 from scorer_service.judge.client import JudgeClient, JudgeStats, JudgeUnusableError
 from scorer_service.judge.prompt import PROMPT_VERSION, prompt_hash
-from scorer_service.judge_need import require_judge
 from scorer_service.lacking import declared_lacks, mark_lacking
 from scorer_service.registry import build_scorers
+from scorer_service.rescore_plan import RescoreError, RescorePlan, plan_rescore
 from scorer_service.scorers.base import Scorer, SignalScore
 from scorer_service.timing.metrics import METRIC_VERSION
 from scorer_service.unscored import bot_errors_block, unscored_block
+
+__all__ = ["MODES", "ProgressCallback", "RescoreError", "RescoreResult", "rescore"]
 
 log = logging.getLogger("vae.scorer.rescore")
 
@@ -55,56 +57,11 @@ MODES = ("append", "overwrite")
 ProgressCallback = Callable[[int, int, SessionOutcome], Awaitable[None] | None]
 
 
-class RescoreError(StoreError):
-    """A rescore request that cannot be carried out (bad session id, no sessions, ...)."""
-
-
 @dataclass
 class RescoreResult:
     scoring: ScoringRecord
     sessions: list[SessionOutcome]
     judge: JudgeStats
-
-
-@dataclass
-class _Plan:
-    run_id: str
-    run_options: dict[str, Any]
-    sessions: list[tuple[SessionRecord, Scenario]]
-    skipped: list[str]
-
-
-def _plan(
-    reader: RecordingReader, run_ref: str, config: ScoringConfig, session_ids: Sequence[str]
-) -> _Plan:
-    run_id = select_run(reader, run_ref)
-    run = reader.get_run(run_id)
-    options = dict(run.options) if run is not None else {}
-    docs = {s.scenario_name: s.scenario for s in reader.run_scenarios(run_id)}
-    if session_ids:
-        chosen = []
-        for sid in session_ids:
-            s = reader.session(sid)
-            if s is None or s.run_id != run_id:
-                raise RescoreError(f"run {run_id} has no session {sid!r}")
-            chosen.append(s)
-    else:
-        chosen = sorted(reader.latest_attempts(run_id).values(), key=lambda s: s.scenario_name)
-    planned, skipped = [], []
-    for s in chosen:
-        if s.ended_ns is None:
-            skipped.append(s.session_id)
-            continue
-        doc = docs.get(s.scenario_name)
-        if doc is None:
-            raise RescoreError(f"run {run_id} has no frozen scenario {s.scenario_name!r}")
-        source = f"run {run_id} scenario {s.scenario_name} (with overrides)"
-        planned.append((s, effective_scenario(doc, config, source)))
-    missing = set(config.overrides) - set(docs) - {"*"}
-    if missing:
-        raise ConfigError(f"overrides name scenarios not in run {run_id}: {sorted(missing)}")
-    require_judge(config, [scenario for _, scenario in planned])
-    return _Plan(run_id, options, planned, skipped)
 
 
 def _new_scoring_id(run_id: str) -> str:
@@ -179,7 +136,7 @@ async def rescore(
     workers = concurrency or max(2, config.judge.concurrency if config.judge.enabled else 2)
     async with _readers(path, workers + 1) as pool:
         head = await pool.get()
-        plan = await asyncio.to_thread(_plan, head, run_ref, config, session_ids)
+        plan = await asyncio.to_thread(plan_rescore, head, run_ref, config, session_ids)
         cache_lock = asyncio.Lock()
 
         async def cache_get(key: str) -> Any:
@@ -207,7 +164,7 @@ async def rescore(
 async def _run(
     writer: RecordingWriter,
     pool: asyncio.Queue[RecordingReader],
-    plan: _Plan,
+    plan: RescorePlan,
     config: ScoringConfig,
     mode: str,
     scorers: list[Scorer],

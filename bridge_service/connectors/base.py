@@ -11,12 +11,15 @@ through one small interface, implemented by
   session, through ``bridge_service.connectors.pool`` (capacity per endpoint,
   pools of endpoints, bounded retries: written once for every kind).
 
-Everything that crosses the seam is a plain dataclass defined here. Direction
-bot -> bridge (what :meth:`SideEndpoint.receive` yields): :class:`BotAudio`,
-:class:`BotEvent`, :class:`FinalStatePart`. Direction bridge -> bot (what the
-session hands to :meth:`SideEndpoint.send`): :class:`SessionStartInfo`,
-:class:`PeerAudio`, :class:`PeerEvent`, :class:`StateSyncOut`,
-:class:`NoticeOut`, :class:`SessionEndingOut`, :class:`SessionEndedOut`.
+Everything that crosses the seam is a plain dataclass, defined in
+``bridge_service.connectors.messages`` and importable from here (this module
+is the seam's public surface: error types, messages, protocol, registry).
+Direction bot -> bridge (what :meth:`SideEndpoint.receive` yields):
+:class:`BotAudio`, :class:`BotEvent`, :class:`FinalStatePart`. Direction
+bridge -> bot (what the session hands to :meth:`SideEndpoint.send`):
+:class:`SessionStartInfo`, :class:`PeerAudio`, :class:`PeerEvent`,
+:class:`StateSyncOut`, :class:`NoticeOut`, :class:`SessionEndingOut`,
+:class:`SessionEndedOut`.
 
 Writing a connector:
 
@@ -51,7 +54,51 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from recordings.models import EventKind, Side
+from bridge_service.connectors.messages import (
+    BotAudio,
+    BotEvent,
+    BotInfo,
+    BotInput,
+    BridgeOutput,
+    FinalStatePart,
+    JsonPiece,
+    NoticeOut,
+    PeerAudio,
+    PeerEvent,
+    SessionEndedOut,
+    SessionEndingOut,
+    SessionStartInfo,
+    StateSyncOut,
+)
+from recordings.models import Side
+
+__all__ = [
+    "BotAudio",
+    "BotEvent",
+    "BotInfo",
+    "BotInput",
+    "BotLimitError",
+    "BotProtocolError",
+    "BridgeOutput",
+    "ConnectorConfig",
+    "ConnectorError",
+    "ConnectorOptionsError",
+    "Dial",
+    "FinalStatePart",
+    "JsonPiece",
+    "NoticeOut",
+    "PeerAudio",
+    "PeerEvent",
+    "SessionEndedOut",
+    "SessionEndingOut",
+    "SessionStartInfo",
+    "SideEndpoint",
+    "StateSyncOut",
+    "connector_kinds",
+    "dial",
+    "register_connector",
+    "resolve_connector",
+]
 
 
 class BotProtocolError(Exception):
@@ -76,148 +123,6 @@ class ConnectorError(Exception):
 
 class ConnectorOptionsError(ConnectorError):
     """The connector's options are wrong: retrying cannot help, the run fails at once."""
-
-
-# ---------------------------------------------------------------- bot -> bridge
-@dataclass(frozen=True, slots=True)
-class BotInfo:
-    name: str = ""
-    version: str = ""
-    labels: dict[str, str] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "version": self.version, "labels": dict(self.labels)}
-
-
-@dataclass(frozen=True, slots=True)
-class BotAudio:
-    """One chunk of a bot's own speech, PCM16 LE mono at the endpoint's send rate."""
-
-    sequence: int
-    sample_offset: int
-    pcm: bytes
-    sent_ns: int
-
-
-@dataclass(frozen=True, slots=True)
-class BotEvent:
-    """A non-audio event; ``payload`` uses the recorded-event convention.
-
-    ``problem`` is set when part of the event could not be used (for instance
-    malformed JSON in a tool call's arguments): the event is still recorded,
-    with the raw text kept in the payload, and the bot is told by a notice.
-    """
-
-    kind: EventKind
-    bot_ns: int
-    payload: dict[str, Any]
-    problem: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class JsonPiece:
-    """One chunk of a JSON document (see ``vae.common.v1.JsonChunk``)."""
-
-    offset: int
-    data: bytes
-    last: bool
-
-
-@dataclass(frozen=True, slots=True)
-class FinalStatePart:
-    """Part of a bot's final state; the last part has ``done=True``."""
-
-    state: JsonPiece | None = None
-    context: JsonPiece | None = None
-    done: bool = False
-
-
-BotInput = BotAudio | BotEvent | FinalStatePart
-
-
-# ---------------------------------------------------------------- bridge -> bot
-@dataclass(frozen=True, slots=True)
-class SessionStartInfo:
-    run_id: str
-    session_id: str
-    scenario_name: str
-    attempt: int
-    role: Side
-    domain: str
-    system_prompt: str
-    tools: dict[str, dict[str, str]]
-    initial_state: dict[str, Any]
-    initialization_actions: list[dict[str, Any]]
-    side_config: dict[str, Any]
-    max_duration_ms: int
-    share_transcripts: bool
-    receive_rate: int
-    #: Length of the frames this bot receives, ms, and frames per audio message.
-    frame_ms: int = 16
-    frames_per_message: int = 1
-    #: "agent" or "user" when the run or the scenario says who opens; "" otherwise.
-    first_speaker: str = ""
-    #: Per-session seed (run seed x scenario/trial name) and trial index (0: not repeated).
-    seed: int = 0
-    trial: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class PeerAudio:
-    """One open-mic frame of the peer's audio at the endpoint's receive rate."""
-
-    sequence: int
-    sample_offset: int
-    pcm: bytes
-    sent_ns: int
-
-
-@dataclass(frozen=True, slots=True)
-class PeerEvent:
-    """The peer's transcript, forwarded when the run shares transcripts."""
-
-    bot_ns: int
-    payload: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class StateSyncOut:
-    sequence: int
-    delta: dict[str, Any]
-    cause_call_id: str
-    cause_side: Side
-
-
-@dataclass(frozen=True, slots=True)
-class NoticeOut:
-    """Informational; ``code`` is one of the NoticeCode names in lower case."""
-
-    code: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class SessionEndingOut:
-    reason: str
-    detail: str
-    final_state_timeout_ms: int
-
-
-@dataclass(frozen=True, slots=True)
-class SessionEndedOut:
-    reason: str
-    clean_exit: bool
-
-
-BridgeOutput = (
-    SessionStartInfo
-    | PeerAudio
-    | PeerEvent
-    | StateSyncOut
-    | NoticeOut
-    | SessionEndingOut
-    | SessionEndedOut
-)
 
 
 class SideEndpoint(Protocol):

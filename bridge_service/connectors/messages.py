@@ -1,0 +1,163 @@
+"""The messages that cross the connector seam, as plain dataclasses.
+
+A session and a bot exchange these through
+:class:`~bridge_service.connectors.base.SideEndpoint`, whichever transport
+carries them (gRPC, pipecat WebSocket, Twilio Media Streams, a replayed
+recording): each endpoint converts its wire format to and from them, so the
+session never sees protobuf or JSON frames. They live apart from the seam's
+protocol and connector registry because they change with the conversation
+contract (``vae.bridge.v1``: a new field, a new message), not with how bots
+are reached. Direction bot -> bridge (what ``SideEndpoint.receive`` yields):
+:data:`BotInput`; direction bridge -> bot (what ``SideEndpoint.send`` is
+handed): :data:`BridgeOutput`. Import them from
+``bridge_service.connectors.base``, the seam's public surface.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from recordings.models import EventKind, Side
+
+
+# ---------------------------------------------------------------- bot -> bridge
+@dataclass(frozen=True, slots=True)
+class BotInfo:
+    name: str = ""
+    version: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "version": self.version, "labels": dict(self.labels)}
+
+
+@dataclass(frozen=True, slots=True)
+class BotAudio:
+    """One chunk of a bot's own speech, PCM16 LE mono at the endpoint's send rate."""
+
+    sequence: int
+    sample_offset: int
+    pcm: bytes
+    sent_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class BotEvent:
+    """A non-audio event; ``payload`` uses the recorded-event convention.
+
+    ``problem`` is set when part of the event could not be used (for instance
+    malformed JSON in a tool call's arguments): the event is still recorded,
+    with the raw text kept in the payload, and the bot is told by a notice.
+    """
+
+    kind: EventKind
+    bot_ns: int
+    payload: dict[str, Any]
+    problem: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class JsonPiece:
+    """One chunk of a JSON document (see ``vae.common.v1.JsonChunk``)."""
+
+    offset: int
+    data: bytes
+    last: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FinalStatePart:
+    """Part of a bot's final state; the last part has ``done=True``."""
+
+    state: JsonPiece | None = None
+    context: JsonPiece | None = None
+    done: bool = False
+
+
+BotInput = BotAudio | BotEvent | FinalStatePart
+
+
+# ---------------------------------------------------------------- bridge -> bot
+@dataclass(frozen=True, slots=True)
+class SessionStartInfo:
+    run_id: str
+    session_id: str
+    scenario_name: str
+    attempt: int
+    role: Side
+    domain: str
+    system_prompt: str
+    tools: dict[str, dict[str, str]]
+    initial_state: dict[str, Any]
+    initialization_actions: list[dict[str, Any]]
+    side_config: dict[str, Any]
+    max_duration_ms: int
+    share_transcripts: bool
+    receive_rate: int
+    #: Length of the frames this bot receives, ms, and frames per audio message.
+    frame_ms: int = 16
+    frames_per_message: int = 1
+    #: "agent" or "user" when the run or the scenario says who opens; "" otherwise.
+    first_speaker: str = ""
+    #: Per-session seed (run seed x scenario/trial name) and trial index (0: not repeated).
+    seed: int = 0
+    trial: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PeerAudio:
+    """One open-mic frame of the peer's audio at the endpoint's receive rate."""
+
+    sequence: int
+    sample_offset: int
+    pcm: bytes
+    sent_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class PeerEvent:
+    """The peer's transcript, forwarded when the run shares transcripts."""
+
+    bot_ns: int
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StateSyncOut:
+    sequence: int
+    delta: dict[str, Any]
+    cause_call_id: str
+    cause_side: Side
+
+
+@dataclass(frozen=True, slots=True)
+class NoticeOut:
+    """Informational; ``code`` is one of the NoticeCode names in lower case."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEndingOut:
+    reason: str
+    detail: str
+    final_state_timeout_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEndedOut:
+    reason: str
+    clean_exit: bool
+
+
+BridgeOutput = (
+    SessionStartInfo
+    | PeerAudio
+    | PeerEvent
+    | StateSyncOut
+    | NoticeOut
+    | SessionEndingOut
+    | SessionEndedOut
+)
