@@ -23,6 +23,7 @@ is visible and retried like any stale one; a session the bridge itself failed
 ends ``bridge_error``. Any exception while running the run marks it ``failed``
 with the error (``bridge_service.run_outcome`` holds these rules): a run never
 reads ``completed`` with scenarios missing.
+What each attempt records and announces lives in ``bridge_service.attempt_report``.
 Capacity, endpoint pools and connector retries live in ``connectors.pool``.
 """
 
@@ -36,18 +37,19 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from bridge_service.attempt_report import emit_ended, emit_started, record_retry, record_unrun
 from bridge_service.config import BridgeSettings, StopReason
 from bridge_service.connectors.base import ConnectorError, SideEndpoint
 from bridge_service.connectors.pool import ConnectorPools
 from bridge_service.pairing import PairingPool, PairingTimeout
 from bridge_service.plan import SessionPlan
 from bridge_service.replay.source import open_replay, record_link
-from bridge_service.run_model import RunEvent, RunEventKind, RunState, SessionSummary
+from bridge_service.run_model import RunEvent, RunEventKind, RunState
 from bridge_service.run_outcome import final_status, scenario_failure
 from bridge_service.run_outcome import retry_reason as _retry_reason
 from bridge_service.session import Session, SessionResult
 from recordings.errors import StoreError
-from recordings.models import RunStatus, SessionRecord, SessionStatus, Side
+from recordings.models import RunStatus, Side
 from recordings.scenario import Scenario
 from recordings.writer import RecordingWriter
 
@@ -149,17 +151,7 @@ class RunExecutor:
                 why = retry_reason(result, run)
                 if not why or retries >= run.settings.max_auto_retries or run.cancel.is_set():
                     break
-                await self.writer.mark_superseded(result.session_id, f"retried: {why}")
-                await run.emit(
-                    RunEvent(
-                        RunEventKind.SESSION_RETRYING,
-                        run.run_id,
-                        run.done,
-                        run.total,
-                        f"{item.scenario.name}: {why}; attempt {attempt + 1} in "
-                        f"{run.settings.auto_retry_backoff_s:g} s",
-                    )
-                )
+                await record_retry(self.writer, run, item.scenario.name, result, attempt, why)
                 backoff = asyncio.sleep(run.settings.auto_retry_backoff_s)
                 await self._until_cancelled(run, backoff)
                 attempt, reason, retries = attempt + 1, why, retries + 1
@@ -207,103 +199,36 @@ class RunExecutor:
             replayed = await open_replay(run.settings, plan, self.writer.path)
             endpoints = await self._endpoints(run, replayed)
         except PairingTimeout as exc:
-            return await self._record_unrun(run, plan, StopReason.PEER_NEVER_JOINED, str(exc))
+            return await record_unrun(
+                self.writer, run, plan, StopReason.PEER_NEVER_JOINED, str(exc)
+            )
         except ConnectorError as exc:
             detail = f"connector: {exc}"
-            return await self._record_unrun(run, plan, StopReason.CONNECTOR_FAILED, detail)
+            return await record_unrun(self.writer, run, plan, StopReason.CONNECTOR_FAILED, detail)
         except (RunCancelled, asyncio.CancelledError):
             raise
         except Exception as exc:
             log.exception("%s attempt %d: dialling failed", scenario.name, attempt)
             detail = f"connector: {type(exc).__name__}: {exc}"
-            return await self._record_unrun(run, plan, StopReason.CONNECTOR_FAILED, detail)
+            return await record_unrun(self.writer, run, plan, StopReason.CONNECTOR_FAILED, detail)
         session = Session(plan, endpoints[Side.USER], endpoints[Side.AGENT], self.writer)
         self.live[session_id] = session
         try:
             if run.cancel.is_set():
                 session.request_end(StopReason.CANCELLED, "run cancelled")
-            summary = SessionSummary(
-                run.run_id, session_id, scenario.name, attempt, retry_reason=reason
-            )
-            await run.emit(
-                RunEvent(
-                    RunEventKind.SESSION_STARTED,
-                    run.run_id,
-                    run.done,
-                    run.total,
-                    f"{scenario.name} attempt {attempt}",
-                    session=summary,
-                )
-            )
+            await emit_started(run, plan)
             try:
                 result = await session.run()
             except Exception as exc:
                 log.exception("%s attempt %d: the bridge failed", scenario.name, attempt)
                 if session.result is None:
                     detail = f"the bridge failed: {type(exc).__name__}: {exc}"
-                    return await self._record_unrun(run, plan, StopReason.BRIDGE_ERROR, detail)
+                    return await record_unrun(
+                        self.writer, run, plan, StopReason.BRIDGE_ERROR, detail
+                    )
                 result = session.result
             await record_link(self.writer, session_id, endpoints[Side.USER])
         finally:
             self.live.pop(session_id, None)
-        await self._emit_ended(run, plan, result)
+        await emit_ended(run, plan, result)
         return result
-
-    async def _record_unrun(
-        self, run: RunState, plan: SessionPlan, reason: StopReason, detail: str
-    ) -> SessionResult:
-        """Record an attempt that never became a conversation (0 turns, unfinished)."""
-        now = time.time_ns()
-        await self.writer.start_session(
-            SessionRecord(
-                plan.session_id,
-                run.run_id,
-                plan.scenario.name,
-                plan.attempt,
-                SessionStatus.RUNNING,
-                now,
-                retry_reason=plan.retry_reason,
-            )
-        )
-        await self.writer.end_session(
-            plan.session_id,
-            ended_ns=now,
-            stop_reason=str(reason),
-            stop_detail=detail,
-            clean_exit=False,
-            user_turns=0,
-            agent_turns=0,
-        )
-        result = SessionResult(plan.session_id, reason, detail, False, 0, 0, now, now)
-        log.warning("%s attempt %d: %s", plan.scenario.name, plan.attempt, detail)
-        await self._emit_ended(run, plan, result)
-        return result
-
-    async def _emit_ended(self, run: RunState, plan: SessionPlan, result: SessionResult) -> None:
-        summary = SessionSummary(
-            run.run_id,
-            result.session_id,
-            plan.scenario.name,
-            plan.attempt,
-            str(result.stop_reason),
-            result.clean_exit,
-            result.user_turns,
-            result.agent_turns,
-            result.duration_s,
-            "ended",
-            plan.retry_reason,
-            result.detail,
-        )
-        message = f"{plan.scenario.name} attempt {plan.attempt}: {result.stop_reason}"
-        if result.detail:
-            message += f" ({result.detail})"
-        await run.emit(
-            RunEvent(
-                RunEventKind.SESSION_ENDED,
-                run.run_id,
-                run.done,
-                run.total,
-                message,
-                session=summary,
-            )
-        )

@@ -1,5 +1,6 @@
-"""The run manager: StartRun (new or resume, with a dry run), WatchRun, GetRun,
-ListRuns, CancelRun, and shutdown (DESIGN.md §4).
+"""The run manager: StartRun (new or resume, with a dry run), CancelRun, and
+shutdown (DESIGN.md §4); GetRun, ListRuns and WatchRun are its read side
+(:mod:`bridge_service.run_queries`).
 
 A new run validates every scenario source and the options before anything is
 recorded; it gets a readable id (``2024-06-01T10-22-33``, suffixed if taken)
@@ -20,7 +21,6 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -29,14 +29,8 @@ from bridge_service.config import BridgeSettings, RunSettings, StopReason
 from bridge_service.pairing import PairingPool
 from bridge_service.replay.request import ReplayRequest, replay_options
 from bridge_service.run_exec import RunExecutor, Todo
-from bridge_service.run_model import (
-    Classification,
-    RunEvent,
-    RunEventKind,
-    RunState,
-    RunView,
-    run_view,
-)
+from bridge_service.run_model import Classification, RunState, RunView
+from bridge_service.run_queries import RunQueries
 from bridge_service.scenario_files import Source, load_sources
 from bridge_service.session import Session
 from bridge_service.trials import expand_trials
@@ -46,7 +40,7 @@ from recordings.models import RunRecord, RunScenario, RunStatus
 from recordings.reader import RecordingReader
 from recordings.replay_links import link_run
 from recordings.scenario_parse import scenario_from_dict
-from recordings.selection import ResumeState, classify_resume, new_run_id, select_run
+from recordings.selection import ResumeState, classify_resume, new_run_id
 from recordings.writer import RecordingWriter
 
 log = logging.getLogger("vae.bridge.runs")
@@ -60,7 +54,7 @@ class RunConflict(Exception):
         self.exists = exists
 
 
-class RunManager:
+class RunManager(RunQueries):
     def __init__(
         self,
         writer: RecordingWriter,
@@ -69,11 +63,9 @@ class RunManager:
         bridge: BridgeSettings,
         vae_version: str,
     ) -> None:
-        self.writer = writer
-        self.db_path = db_path
+        super().__init__(writer, db_path)
         self.bridge = bridge
         self.vae_version = vae_version
-        self.runs: dict[str, RunState] = {}
         self.live_sessions: dict[str, Session] = {}
         self.executor = RunExecutor(writer, pool, bridge, self.live_sessions)
         # Owned here, cancelled by shutdown(): ends everything on a storage failure.
@@ -90,24 +82,6 @@ class RunManager:
                 run.cancel.set()
         for session in list(self.live_sessions.values()):
             session.request_end(StopReason.STORAGE_ERROR, why)
-
-    async def _read(self, fn: Any, *args: Any) -> Any:
-        """Run a reader query in a thread, after everything queued is committed."""
-        with contextlib.suppress(StorageError):  # reading still works; the watcher reports
-            await self.writer.flush()
-
-        def query() -> Any:
-            with RecordingReader(self.db_path) as reader:
-                return fn(reader, *args)
-
-        return await asyncio.to_thread(query)
-
-    async def resolve(self, ref: str) -> str:
-        def pick(reader: RecordingReader) -> str:
-            return select_run(reader, ref)
-
-        result: str = await self._read(pick)
-        return result
 
     # ------------------------------------------------------------ StartRun
     async def start(
@@ -225,69 +199,7 @@ class RunManager:
         self.runs[run.run_id] = run
         run.task = asyncio.create_task(self.executor.execute(run, todo), name=f"run:{run.run_id}")
 
-    # ------------------------------------------------------------ queries
-    async def view(self, ref: str) -> RunView:
-        run_id = await self.resolve(ref)
-
-        def build(reader: RecordingReader) -> RunView:
-            record = reader.get_run(run_id)
-            assert record is not None
-            return run_view(reader, record, self.runs.get(run_id))
-
-        result: RunView = await self._read(build)
-        return result
-
-    async def list_runs(self, prefix: str, limit: int) -> list[RunView]:
-        identifiers.check("prefix", prefix, allow_empty=True)
-
-        def build(reader: RecordingReader) -> list[RunView]:
-            # bot errors included, as in GetRun: an empty list must mean "none"
-            # (measured: about 0.2 ms per session on a store of 1.2 M events)
-            return [
-                run_view(reader, r, self.runs.get(r.run_id))
-                for r in reader.list_runs(prefix, limit)
-            ]
-
-        result: list[RunView] = await self._read(build)
-        return result
-
-    async def watch(self, ref: str) -> AsyncIterator[RunEvent]:
-        """Every progress event of the run, from its start, until it finishes."""
-        run_id = await self.resolve(ref)
-        run = self.runs.get(run_id)
-        if run is None:
-            # Not run by this process: replay what the store knows.
-            view = await self.view(run_id)
-            for s in view.sessions:
-                yield RunEvent(
-                    RunEventKind.SESSION_ENDED,
-                    run_id,
-                    view.scenarios_done,
-                    view.scenarios_total,
-                    s.scenario_name,
-                    session=s,
-                )
-            yield RunEvent(
-                RunEventKind.RUN_FINISHED,
-                run_id,
-                view.scenarios_done,
-                view.scenarios_total,
-                str(view.status),
-                status=view.status,
-            )
-            return
-        index = 0
-        while True:
-            async with run.changed:
-                while len(run.events) <= index:
-                    await run.changed.wait()
-                batch = run.events[index:]
-            index += len(batch)
-            for event in batch:
-                yield event
-                if event.kind is RunEventKind.RUN_FINISHED:
-                    return
-
+    # ------------------------------------------------------------ CancelRun, shutdown
     async def cancel(self, ref: str) -> RunView:
         run_id = await self.resolve(ref)
         run = self.runs.get(run_id)
