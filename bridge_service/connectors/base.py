@@ -3,7 +3,7 @@
 A session never sees gRPC, WebSockets or protobuf. It talks to each side
 through one small interface, implemented by
 
-- the gRPC stream adapter (``bridge_service.servicer_converse``): a bot that
+- the gRPC stream adapter (``bridge_service.converse_endpoint``): a bot that
   dialled ``BridgeService.Converse`` and is waiting in the pairing pool;
 - connectors: the run dials a bot that is not a gRPC client (a pipecat
   WebSocket bot, ``bridge_service.connectors.pipecat``; a phone agent speaking
