@@ -32,7 +32,7 @@ beside the bridge's. Per N:
   the N sessions' worst gap between received frames (beyond one frame), the
   worst arrival gap the bridge recorded, and frames dropped for them.
 
-Budgets (DESIGN.md §10 and the README): 100 sessions on one core, no frame
+Budgets (the README's "Benchmarks"): 100 sessions on one core, no frame
 lost, p99 added latency within one frame; <= 12 ms bridge CPU per
 session-second at 16 ms frames, <= 6 ms at 40 ms; --heavy: <= 2 frames gap,
 0 dropped. Figures are printed, never asserted. ``--json`` prints one JSON

@@ -3,7 +3,7 @@
 Writes N event rows (and N/50 one-second audio segments) through
 ``recordings.writer.RecordingWriter`` and, as the baseline measured in the same
 run, the same rows with one awaited ``aiosqlite`` INSERT + COMMIT per row (the
-pattern DESIGN.md §6 forbids). Prints µs/row of wall and CPU time for both and
+pattern the single writer exists to avoid). Prints µs/row of wall and CPU time for both and
 the ratio. Usage: ``python benchmarks/store.py [--rows N] [--quick]``.
 """
 

@@ -1,7 +1,7 @@
 """Running a bot role with N concurrent streams until told to stop.
 
 Each worker opens a stream, plays the session it is given, and opens the next
-one — a bot that can hold N conversations opens N streams (DESIGN.md §2). A
+one — a bot that can hold N conversations opens N streams (docs/contract.md). A
 bridge that is not up yet, or goes away, is retried with a capped backoff;
 a stream released without a session (WaitTimeout) simply rejoins.
 """

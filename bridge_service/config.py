@@ -52,7 +52,7 @@ class BridgeSettings:
     address: str = "127.0.0.1:50051"
     #: How long a Converse stream may wait for a session before WaitTimeout.
     wait_timeout_s: float = 300.0
-    #: Largest PCM payload of one chunk (DESIGN.md §2: well under 25 KB).
+    #: Largest PCM payload of one chunk (docs/contract.md, "Audio").
     max_chunk_bytes: int = 25_000
     #: Audio buffered per direction beyond which a fast sender's audio is dropped.
     max_buffer_ms: int = 2000

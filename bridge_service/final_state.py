@@ -1,4 +1,4 @@
-"""Reassembling a bot's chunked final state (DESIGN.md §2).
+"""Reassembling a bot's chunked final state.
 
 A final state and an LLM context history are JSON documents sent as ordered
 ``JsonChunk`` pieces, so no message-size limit ever cuts them short. Each

@@ -1,4 +1,4 @@
-"""Seeded noise for the user->agent direction (DESIGN.md §3).
+"""Seeded noise for the user->agent direction.
 
 White noise at a level in dBFS and/or noise files (looped, with a gain and a
 random start offset). The generator is seeded from the run's seed and the

@@ -1,4 +1,4 @@
-"""Pairing waiting bots into sessions (DESIGN.md §3).
+"""Pairing waiting bots into sessions.
 
 A bot's Converse stream, once joined, waits here as a :class:`Waiting` entry
 until a session of a run it accepts (its ``run_filter``: empty for any run,

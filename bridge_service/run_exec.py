@@ -1,4 +1,4 @@
-"""Executing a run: scenarios under a concurrency limit, attempts, retries (DESIGN.md §4).
+"""Executing a run: scenarios under a concurrency limit, attempts, retries.
 
 Each scenario gets attempts until one needs no retry:
 

@@ -1,4 +1,4 @@
-"""The read side of the run manager: GetRun, ListRuns and WatchRun (DESIGN.md §4).
+"""The read side of the run manager: GetRun, ListRuns and WatchRun.
 
 Why a module of its own: these answer "what does this run look like" — the
 store's record merged with the live :class:`RunState` of a run this process is

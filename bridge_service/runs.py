@@ -1,5 +1,5 @@
 """The run manager: StartRun (new or resume, with a dry run), CancelRun, and
-shutdown (DESIGN.md §4); GetRun, ListRuns and WatchRun are its read side
+shutdown; GetRun, ListRuns and WatchRun are its read side
 (:mod:`bridge_service.run_queries`).
 
 A new run validates every scenario source and the options before anything is

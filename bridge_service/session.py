@@ -1,4 +1,4 @@
-"""One conversation between a user bot and an agent bot (DESIGN.md §3).
+"""One conversation between a user bot and an agent bot.
 
 A session is one ``asyncio.TaskGroup``: a reader per side and the open-mic
 clock (:mod:`bridge_service.session_clock`). Inputs are handled by

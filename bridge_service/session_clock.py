@@ -1,4 +1,4 @@
-"""The open-mic clock of one session (DESIGN.md §3), driven by the process's shared ticker.
+"""The open-mic clock of one session, driven by the process's shared ticker.
 
 Each receiving side is a :class:`_Lane` on the
 :class:`~bridge_service.ticker.SharedTicker`: every ``frame_ms *

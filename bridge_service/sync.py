@@ -1,4 +1,4 @@
-"""Cross-side state sync for dual-sided scenarios (DESIGN.md §2).
+"""Cross-side state sync for dual-sided scenarios.
 
 When both sides have tools and state (a telecom caller's phone has its own),
 a write action on one side may change the other side's world. The bridge keeps

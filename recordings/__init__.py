@@ -1,7 +1,7 @@
 """The store: one SQLite file holding runs, sessions, audio, events, final
 states, scorings and scores.
 
-Uses only the standard library, numpy, soundfile and aiosqlite (DESIGN.md §1):
+Uses only the standard library, numpy, soundfile and aiosqlite (README, "Layout"):
 no protobuf, no service code. Write through :func:`open_writer` (one writer per
 file per process); read with :class:`RecordingReader`.
 """

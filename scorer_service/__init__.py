@@ -1,1 +1,1 @@
-"""The scorer service: offline scoring of recorded runs (DESIGN.md §8)."""
+"""The scorer service: offline scoring of recorded runs."""

@@ -2,7 +2,7 @@
 # Create the separate virtual environment the pipecat example bot runs in.
 #
 # pipecat-ai pins protobuf < 7 while vae's generated stubs need protobuf >= 7,
-# so a pipecat bot never shares vae's interpreter (DESIGN.md section 12): it
+# so a pipecat bot never shares vae's interpreter: it
 # runs from this venv as its own process and vae reaches it over a WebSocket.
 #
 # Usage: scripts/setup_pipecat_env.sh [VENV_DIR]   (default: .pipecat-venv)

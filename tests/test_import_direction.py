@@ -1,4 +1,4 @@
-"""The import direction of DESIGN.md §1 holds.
+"""The import direction described in the README ("Layout") holds.
 
 - the two services never import each other;
 - the store (recordings) imports no protobuf, no grpc and no service;

@@ -1,7 +1,7 @@
 """pipecat's protobuf ``Frame`` on the wire, without pipecat or its generated code.
 
 pipecat pins protobuf < 7 and vae's stubs need protobuf >= 7, so vae never
-imports pipecat (DESIGN.md §12). The message is small enough to encode by hand
+imports pipecat. The message is small enough to encode by hand
 from its schema (pipecat ``frames/frames.proto``, package ``pipecat``)::
 
     message Frame { oneof frame {

@@ -1,6 +1,6 @@
 """Replay: the bridge plays a recorded caller to a new agent (``vae run --replay RUN``).
 
-A replayed caller is a side like any other (DESIGN.md §13): it sits behind the
+A replayed caller is a side like any other: it sits behind the
 :class:`~bridge_service.connectors.base.SideEndpoint` seam, its peer is the
 store instead of a socket, and session, clock and recorder code never know
 where the user side's audio comes from.

@@ -71,3 +71,18 @@ def test_no_product_doc_points_outside_the_repository() -> None:
     for doc in [ROOT / "README.md", ROOT / "examples" / "README.md", *ROOT.glob("docs/*.md")]:
         text = doc.read_text(encoding="utf-8")
         assert "DESIGN" not in text and "../shared" not in text, doc
+
+
+def test_no_source_file_points_to_a_design_document_it_does_not_ship() -> None:
+    """Docstrings and comments name repository docs, never a design file left outside it."""
+    here = Path(__file__).resolve()
+    roots = ["bots", "bridge_service", "cli", "recordings", "scorer_service", "vae", "protos"]
+    files = [f for r in roots for f in (ROOT / r).rglob("*") if f.suffix in {".py", ".proto"}]
+    files += [*(ROOT / "benchmarks").rglob("*.py"), *(ROOT / "scripts").rglob("*.*")]
+    files += [*(ROOT / "tests").rglob("*.py"), *(ROOT / "examples").glob("*/*.[jp][sy]")]
+    offenders = []
+    for f in files:
+        text = f.read_text(encoding="utf-8", errors="replace")
+        if f.resolve() != here and ("DESIGN.md" in text or "../shared" in text):
+            offenders.append(str(f.relative_to(ROOT)))
+    assert files and not offenders
