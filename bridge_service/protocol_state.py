@@ -162,7 +162,8 @@ class ProtocolState:
     def _count_event(self) -> None:
         now = self._clock()
         recent = self._recent
-        if len(recent) == recent.maxlen and now - recent[0] < 1_000_000_000:
+        full = self._max_events <= 0 or len(recent) == recent.maxlen
+        if full and (not recent or now - recent[0] < 1_000_000_000):
             raise BotLimitError(
                 "max_events_per_s",
                 f"more than {self._max_events} events within one second (limit max_events_per_s)",
