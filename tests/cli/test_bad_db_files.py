@@ -2,8 +2,10 @@
 
 Each case: a clear ``error:`` line (or usage error), exit code 1 or 2, no
 Python traceback, and the file byte-for-byte unchanged (no WAL switch, no
-migration, no database created inside an empty file). Readers may succeed
-where reading is possible (a read-only file or folder); writers must refuse.
+migration, no database created inside an empty file). Readers succeed
+where reading is possible (a read-only file or folder) and leave the file as
+it was; writers must refuse, except ``import`` creating a database where
+there is none.
 
 Read-only cases: the tests run as root, which ignores permission bits, so a
 read-only *folder* is a tmpfs remounted read-only and a read-only *file* is a
@@ -129,10 +131,11 @@ WRITERS: dict[str, list[str]] = {
     "rescore": ["rescore", "--run", RUN],
     "import": ["import", "nemo", "{nemo}"],
 }
-#: Where reading is possible, a reader may succeed; a writer never may.
+#: Where reading is possible, a reader succeeds; a writer never may.
 READABLE = {"readonly-file", "readonly-folder"}
-#: A writer may create a database where there is none (or an empty file).
-CREATABLE = {"nonexistent", "empty"}
+#: The one writer that creates a database where there is none: importing
+#: into a missing file. Every other writer refuses a missing or empty file.
+CREATABLE = {("import", "nonexistent")}
 
 
 def _args(template: list[str], db: Path, tmp: Path) -> list[str]:
@@ -172,12 +175,20 @@ def test_bad_database_file(
     else:  # an uncaught exception is a traceback for the user
         pytest.fail(f"uncaught {type(result.exception).__name__}: {result.exception}")
     writer = command in WRITERS
-    if (kind in READABLE and not writer) or (kind in CREATABLE and writer):
-        assert result.exit_code in (0, 1, 2) and "Traceback" not in output, output
-        if not writer:
-            assert _digest(db) == before
+    if kind in READABLE and not writer:
+        assert result.exit_code == 0, output
+        assert "Traceback" not in output, output
+        assert _digest(db) == before
+        return
+    if (command, kind) in CREATABLE:
+        assert result.exit_code == 0, output
+        assert "Traceback" not in output, output
+        assert db.is_file()
         return
     _check_refused(result.exit_code, output, db, before)
+    if kind == "empty":
+        assert "is empty (0 bytes)" in output
+        assert db.stat().st_size == 0
     if kind == "newer":
         assert "newer" in output
     if kind in ("random", "text"):
