@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bots.listening import ListenSettings
-from bridge_service.config import BridgeSettings, RunSettings
+from bridge_service.config import BridgeSettings, RunSettings, StopReason
 from bridge_service.connectors.base import ConnectorConfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,6 +34,7 @@ RULES = [
     ("`first_speaker` (140)", "first_speaker = 140"),
     ("FIRST_SPEAKER_SILENT", "STOP_REASON_FIRST_SPEAKER_SILENT"),
     ("CONNECTOR_FAILED", "STOP_REASON_CONNECTOR_FAILED"),
+    ("recorded (`PEER_NEVER_JOINED`)", "STOP_REASON_PEER_NEVER_JOINED"),
     (
         "`to_agent` and `to_user` hold what the bridge **delivered**",
         "`to_agent` and `to_user` are what the bridge delivered",
@@ -63,3 +64,34 @@ def test_the_guide_states_the_real_defaults() -> None:
     assert ConnectorConfig("pipecat").connect_timeout_s == 30.0
     for text in ("300 s", "60 s", "10 s", "120 s", "80 ms", "16 ms", "125", "30 s"):
         assert text in DOC, text
+
+
+def _timeout_rows() -> dict[str, str]:
+    """The "Timeouts and grace periods" table: each row's *what* to its *default*."""
+    section = DOC.split("## Timeouts and grace periods", 1)[1].split("\n## ", 1)[0]
+    rows = [line.strip("|").split("|") for line in section.splitlines() if line.startswith("| ")]
+    return {what.strip(): default.strip() for what, default, _ in rows[1:]}
+
+
+def test_each_timeout_row_states_its_default_and_its_stop_reason() -> None:
+    b, r = BridgeSettings(), RunSettings()
+    connect_s = ConnectorConfig("pipecat").connect_timeout_s
+    assert _timeout_rows() == {
+        "a joined stream waits for a session": f"{b.wait_timeout_s:g} s, then `WaitTimeout`",
+        "a session waits for both bots": (
+            f"{r.pairing_timeout_s:g} s, then the attempt is recorded"
+            f" (`{StopReason.PEER_NEVER_JOINED.name}`)"
+        ),
+        "the expected first speaker stays silent (and so does the line)": (
+            f"{r.first_speaker_timeout_s:g} s, then `{StopReason.FIRST_SPEAKER_SILENT.name}`"
+        ),
+        "no speech on either side": (
+            f"{r.inactivity_timeout_s:g} s, then `{StopReason.INACTIVITY_TIMEOUT.name}`"
+        ),
+        "the conversation's length": "the scenario's `max_duration`",
+        "last words after `EndConversation`": f"{b.end_grace_s:g} s",
+        "`FinalState` after `SessionEnding`": f"{b.final_state_timeout_s:g} s",
+        "a connector's refused connection is retried": (
+            f"{connect_s:g} s, then `{StopReason.CONNECTOR_FAILED.name}`"
+        ),
+    }
