@@ -158,6 +158,8 @@ async def test_two_replays_give_the_same_caller(bridge: BridgeServer, db_path: P
     first = await replay(bridge, source)
     second = await replay(bridge, source)
     one, two = (placed_turns(db_path, session_of(db_path, r, "booking")) for r in (first, second))
+    # Both replays placed every recorded turn, so the comparisons below compare something.
+    assert [p["turn"] for p in one] == [p["turn"] for p in two] == [0, 1]
     # The same turns, with the same cues, each placed the same number of samples after
     # its cue (the agent's end of speech on the delivered line): the caller moves only
     # as much as the agent did, never with the wall clock.
