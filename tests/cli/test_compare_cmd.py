@@ -57,7 +57,12 @@ def test_unscored_is_never_a_regression(tmp_path: Path) -> None:
     code, out, err = invoke(RUN_A, "r3", "--db", str(db), "--json", "--fail-on-regression")
     assert code == 0
     assert "r3 has no scoring yet" in err
-    assert json.loads(out)["counts"]["regression"] == 0
+    doc = json.loads(out)
+    assert {s["scenario"]: s["change"] for s in doc["scenarios"]} == {
+        "change_flight": "unscored",
+        "book_table": "only_a",
+    }
+    assert doc["counts"]["regression"] == 0 and doc["counts"]["unscored"] == 1
 
 
 def test_bad_references_are_usage_errors(tmp_path: Path) -> None:
