@@ -15,23 +15,15 @@ import asyncio
 import json
 import os
 import signal
-import socket
-import sqlite3
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from tests.bridge_service.conftest import inline
+from tests.helpers import closed_port, count, start_bridge, wait_until
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_address() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return f"127.0.0.1:{s.getsockname()[1]}"
 
 
 def scenario(name: str) -> dict[str, Any]:
@@ -64,35 +56,10 @@ async def spawn(*args: str, **env: str) -> asyncio.subprocess.Process:
     )
 
 
-async def start_bridge(db: Path, address: str) -> asyncio.subprocess.Process:
-    proc = await spawn(
-        "bridge", "serve", "--address", address, "--db", str(db), "--log-level", "warning",
-        "--final-state-timeout", "2",
-    )  # fmt: skip
-    assert proc.stdout is not None
-    line = await asyncio.wait_for(proc.stdout.readline(), 30)
-    assert line.startswith(b"vae bridge listening on "), line
-    return proc
-
-
-def count(db: Path, sql: str) -> int:
-    with sqlite3.connect(db) as conn:
-        return int(conn.execute(sql).fetchone()[0])
-
-
-async def wait_until(check: Any, limit_s: float, what: str, procs: list[Any]) -> None:
-    deadline = time.monotonic() + limit_s
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        for p in procs:
-            assert p.returncode is None, f"a bot exited (code {p.returncode})"
-        await asyncio.sleep(0.1)
-
-
 async def test_bots_rejoin_a_restarted_bridge_and_the_resume_completes(tmp_path: Path) -> None:
     db = tmp_path / "vae.db"
-    address = free_address()
-    bridge = await start_bridge(db, address)
+    # The kernel picks the port (no other test can race for it); the restart reuses it.
+    bridge, address = await start_bridge(db, limit_s=30)
     bots = [
         await spawn("bot", role, "--bridge", address, "--concurrency", "2", "--log-level", "info")
         for role in ("user", "agent")
@@ -112,7 +79,7 @@ async def test_bots_rejoin_a_restarted_bridge_and_the_resume_completes(tmp_path:
             lambda: count(db, "SELECT COUNT(DISTINCT session_id) FROM audio_segments") >= 2,
             60,
             "two live sessions with audio",
-            bots,
+            alive=bots,
         )
         bridge.send_signal(signal.SIGKILL)
         await bridge.wait()
@@ -126,7 +93,8 @@ async def test_bots_rejoin_a_restarted_bridge_and_the_resume_completes(tmp_path:
         assert all(b.returncode is None for b in bots)
         assert not any(b"Traceback" in line for line in log_lines), log_lines
 
-        bridge = await start_bridge(db, address)
+        bridge, restarted_at = await start_bridge(db, address, limit_s=30)
+        assert restarted_at == address
         resume = await spawn("run", "--resume", run_id, "--bridge", address, "--json")
         out, err = await asyncio.wait_for(resume.communicate(), 120)
         assert resume.returncode == 0, err.decode()[-2000:]
@@ -144,17 +112,16 @@ async def test_bots_rejoin_a_restarted_bridge_and_the_resume_completes(tmp_path:
         for b in bots:
             if b.returncode is None:
                 b.send_signal(signal.SIGTERM)
-        for b in bots:
-            _out, err = await asyncio.wait_for(b.communicate(), 30)
-            assert b"Traceback" not in err, err.decode()[-2000:]
+        errs = [(await asyncio.wait_for(b.communicate(), 30))[1] for b in bots]
         if bridge.returncode is None:
             bridge.send_signal(signal.SIGTERM)
             await asyncio.wait_for(bridge.wait(), 30)
+    for err in errs:
+        assert b"Traceback" not in err, err.decode()[-2000:]
 
 
 async def test_a_bridge_that_never_returns_ends_the_bot_with_a_message(tmp_path: Path) -> None:
-    address = free_address()
-    bridge = await start_bridge(tmp_path / "vae.db", address)
+    bridge, address = await start_bridge(tmp_path / "vae.db", limit_s=30)
     bot = await spawn("bot", "user", "--bridge", address, "--log-level", "info",
                       VAE_BOT_GIVE_UP_S="2")  # fmt: skip
     assert bot.stderr is not None
@@ -170,9 +137,9 @@ async def test_a_bridge_that_never_returns_ends_the_bot_with_a_message(tmp_path:
 
 
 async def test_a_bridge_that_is_never_there_ends_the_bot_after_its_preflight() -> None:
-    address = free_address()  # nothing listens there
-    bot = await spawn("bot", "user", "--bridge", address)
-    _out, err = await asyncio.wait_for(bot.communicate(), 60)
+    with closed_port() as port:  # nothing listens there, and no other test can start to
+        bot = await spawn("bot", "user", "--bridge", f"127.0.0.1:{port}")
+        _out, err = await asyncio.wait_for(bot.communicate(), 60)
     assert bot.returncode == 1
     assert b"cannot use the bridge" in err and b"is the bridge running" in err, err.decode()
     assert b"Traceback" not in err

@@ -6,10 +6,7 @@ import asyncio
 import json
 import os
 import signal
-import sqlite3
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -17,48 +14,12 @@ import grpc
 from recordings.reader import RecordingReader
 from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import inline, scenario
+from tests.helpers import count, start_bridge, wait_until
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.common.v1 import common_pb2
 
 USER, AGENT = common_pb2.ROLE_USER, common_pb2.ROLE_AGENT
 ROOT = Path(__file__).resolve().parents[2]
-
-
-async def start_bridge(db: Path) -> tuple[asyncio.subprocess.Process, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "cli.main",
-        "bridge",
-        "serve",
-        "--address",
-        "127.0.0.1:0",
-        "--db",
-        str(db),
-        "--log-level",
-        "warning",
-        "--final-state-timeout",
-        "2",
-        cwd=ROOT,
-        stdout=asyncio.subprocess.PIPE,
-    )
-    assert proc.stdout is not None
-    line = await asyncio.wait_for(proc.stdout.readline(), 20)
-    assert line.startswith(b"vae bridge listening on "), line
-    return proc, line.decode().rsplit(" ", 1)[1].strip()
-
-
-async def wait_until(check: Callable[[], bool], limit_s: float, what: str) -> None:
-    """Poll a condition on the database file (another process writes it)."""
-    deadline = time.monotonic() + limit_s
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.05)
-
-
-def count(db: Path, sql: str) -> int:
-    with sqlite3.connect(db) as conn:
-        return int(conn.execute(sql).fetchone()[0])
 
 
 async def talk(bot: TestBot) -> None:
@@ -162,7 +123,8 @@ async def test_sigkill_then_resume(db_path: Path) -> None:
         assert summary["status"] == "completed" and summary["scenarios_done"] == 3
     finally:
         proc.send_signal(signal.SIGTERM)
-        assert await asyncio.wait_for(proc.wait(), 20) == 0
+        exit_code = await asyncio.wait_for(proc.wait(), 20)
+    assert exit_code == 0
 
     with RecordingReader(db_path) as reader:
         sessions = reader.sessions(run_id)

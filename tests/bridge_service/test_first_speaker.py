@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-import json
 import time
 
 from bridge_service.server import BridgeServer
 from recordings.reader import RecordingReader
 from tests.bridge_service.conftest import scenario, start_run, watch
+from tests.helpers import fake_connector
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.common.v1 import common_pb2
-
-
-def fake(url: str, **options: object) -> bridge_pb2.ConnectorConfig:
-    return bridge_pb2.ConnectorConfig(kind="fake", url=url, options_json=json.dumps(options))
 
 
 async def test_silent_first_speaker_ends_the_session_and_is_not_retried(
     bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
 ) -> None:
     # Both sides only answer: nobody opens. The scenario expects the agent.
-    silent_user, silent_agent = fake("fake://u", speak_s=0.0), fake("fake://a", speak_s=0.0)
+    silent_user = fake_connector("fake://u", speak_s=0.0)
+    silent_agent = fake_connector("fake://a", speak_s=0.0)
     t0 = time.monotonic()
     run_id = await start_run(
         stub,
@@ -46,8 +43,8 @@ async def test_run_option_overrides_the_scenario_and_reaches_both_bots(
     bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
 ) -> None:
     # The user opens after 0.3 s: the run says the user speaks first, so no end.
-    user = fake("fake://u", speak_s=0.4, delay_s=0.3, end=True)
-    agent = fake("fake://a", speak_s=0.0)
+    user = fake_connector("fake://u", speak_s=0.4, delay_s=0.3, end=True)
+    agent = fake_connector("fake://a", speak_s=0.0)
     run_id = await start_run(
         stub,
         [scenario(first_speaker="agent")],

@@ -4,24 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Any
 
 from bridge_service.server import BridgeServer
 from recordings.reader import RecordingReader
 from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import scenario, start_run, watch
+from tests.helpers import wait_until
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.common.v1 import common_pb2
 
 USER, AGENT = common_pb2.ROLE_USER, common_pb2.ROLE_AGENT
-
-
-async def until(check: Any, limit_s: float = 5.0) -> None:
-    deadline = time.monotonic() + limit_s
-    while not check():
-        assert time.monotonic() < deadline, "condition not reached"
-        await asyncio.sleep(0.02)
 
 
 async def _assert_fresh_pair_converses(
@@ -56,10 +49,10 @@ async def test_leaver_is_forgotten(
 ) -> None:
     leaver = TestBot(bridge.address, USER, name="leaver")
     task = asyncio.create_task(leaver.run())
-    await until(lambda: bridge.pool.waiting() == 1)
+    await wait_until(lambda: bridge.pool.waiting() == 1, 5)
     await leaver.hang_up_stream()
     await task
-    await until(lambda: bridge.pool.waiting() == 0)
+    await wait_until(lambda: bridge.pool.waiting() == 0, 5)
 
     await _assert_fresh_pair_converses(bridge, stub)
 
@@ -152,8 +145,8 @@ async def test_cancelled_waiting_stream_is_never_paired(
         )
     )
     assert (await call.read()).WhichOneof("message") == "joined"
-    await until(lambda: bridge.pool.waiting() == 1)
+    await wait_until(lambda: bridge.pool.waiting() == 1, 5)
     call.cancel()
-    await until(lambda: bridge.pool.waiting() == 0)
+    await wait_until(lambda: bridge.pool.waiting() == 0, 5)
 
     await _assert_fresh_pair_converses(bridge, stub)

@@ -18,7 +18,7 @@ from recordings.models import SessionStatus
 from recordings.reader import RecordingReader
 from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import scenario
-from tests.cli.honest_common import ROOT, cli, closed_port, until
+from tests.helpers import ROOT, cli, closed_port, wait_until
 from vae.common.v1 import common_pb2
 
 
@@ -66,7 +66,7 @@ async def row_ctrl_c_then_resume(tmp_path: Path, bridge: BridgeServer) -> None:
                 sessions = reader.sessions(run_id) if run_id in ids else []
             return len([s for s in sessions if s.status is SessionStatus.RUNNING]) == 2
 
-        await until(both_in_flight)
+        await wait_until(both_in_flight, 20)
         proc.send_signal(signal.SIGINT)
         raw_out, raw_err = await asyncio.wait_for(proc.communicate(), 30)
     finally:
@@ -128,7 +128,7 @@ async def row_ctrl_c_during_demo(tmp_path: Path, _bridge: BridgeServer) -> None:
         return bool(n)
 
     try:
-        await until(in_flight, 120)
+        await wait_until(in_flight, 120)
         proc.send_signal(signal.SIGINT)
         raw_out, raw_err = await asyncio.wait_for(proc.communicate(), 60)
     finally:
@@ -154,7 +154,8 @@ async def row_missing_peer(tmp_path: Path, bridge: BridgeServer) -> None:
     user = TestBot(bridge.address, common_pb2.ROLE_USER, linger, run_filter=run_id)
     task = asyncio.create_task(user.run())
     try:
-        await until(lambda: bridge.pool.waiting() == 1)  # the user is there; no agent comes
+        # The user is there; no agent comes.
+        await wait_until(lambda: bridge.pool.waiting() == 1, 20)
         code, out, _ = await cli(
             "run", str(path), "--bridge", bridge.address, "--run-id", run_id,
             "--pairing-timeout", "0.5", "--max-retries", "0",
@@ -181,19 +182,22 @@ async def row_connector_refuses(tmp_path: Path, bridge: BridgeServer) -> None:
 
     path = tmp_path / "dial.yaml"
     path.write_text(yaml.safe_dump(scenario("dial")))
-    async with serve(lambda _ws: asyncio.sleep(0), "127.0.0.1", 0, process_request=refuse) as srv:
-        port = next(iter(srv.sockets)).getsockname()[1]
-        for url, run_id in (
-            (f"ws://127.0.0.1:{port}", "refused-busy"),
-            (f"ws://127.0.0.1:{closed_port()}", "refused-closed"),
-        ):
-            code, out, err = await cli(
-                "run", str(path), "--bridge", bridge.address, "--run-id", run_id,
-                "--agent-connector", url, "--max-retries", "0", "--pairing-timeout", "0.5",
-            )  # fmt: skip
-            assert code == 1, err
-            assert "connector_failed" in out and url in out
-            assert f"run {run_id}: failed" in out and "completed" not in out
-            with RecordingReader(bridge.db_path) as reader:
-                (s,) = reader.sessions(run_id)
-                assert s.stop_reason == "connector_failed" and s.clean_exit is False
+    with closed_port() as closed:
+        async with serve(
+            lambda _ws: asyncio.sleep(0), "127.0.0.1", 0, process_request=refuse
+        ) as srv:
+            port = next(iter(srv.sockets)).getsockname()[1]
+            for url, run_id in (
+                (f"ws://127.0.0.1:{port}", "refused-busy"),
+                (f"ws://127.0.0.1:{closed}", "refused-closed"),
+            ):
+                code, out, err = await cli(
+                    "run", str(path), "--bridge", bridge.address, "--run-id", run_id,
+                    "--agent-connector", url, "--max-retries", "0", "--pairing-timeout", "0.5",
+                )  # fmt: skip
+                assert code == 1, err
+                assert "connector_failed" in out and url in out
+                assert f"run {run_id}: failed" in out and "completed" not in out
+                with RecordingReader(bridge.db_path) as reader:
+                    (s,) = reader.sessions(run_id)
+                    assert s.stop_reason == "connector_failed" and s.clean_exit is False

@@ -10,7 +10,8 @@ from typing import Any
 
 from bridge_service.server import BridgeServer
 from recordings.reader import RecordingReader
-from tests.cli.honest_common import IMPORTED, cli
+from tests.cli.honest_common import IMPORTED
+from tests.helpers import cli
 from tests.interop import nemo_fixture as fx
 
 

@@ -14,8 +14,9 @@ from recordings.reader import RecordingReader
 from recordings.writer import open_writer
 from scorer_service import ledger
 from scorer_service.server import start_scorer
-from tests.cli.honest_common import ALL_SIGNALS, ROOT, cli, closed_port, until, verdicts
+from tests.cli.honest_common import ALL_SIGNALS, verdicts
 from tests.factories import write_run
+from tests.helpers import ROOT, cli, closed_port, wait_until
 from tests.scorer_service.conftest import FakeJudge, standard_sessions
 
 
@@ -30,19 +31,20 @@ async def judge_db(tmp_path: Path) -> tuple[Path, Path]:
 
 async def row_judge_unreachable(tmp_path: Path, _bridge: BridgeServer) -> None:
     db, overrides = await judge_db(tmp_path)
-    url = f"http://127.0.0.1:{closed_port()}/v1"
-    args = ["--run", "2024", "--judge-base-url", url, "--judge-model", "m"]
-    code, out, err = await cli("rescore", *args, "--db", str(db), "--overrides", str(overrides))
-    assert code == 1
-    assert "cannot be used" in err and "recorded as failed" in err and "Success rate" not in out
-    scorer = await start_scorer(db, "127.0.0.1:0")
-    try:
-        address = f"127.0.0.1:{scorer.port}"
-        code, out, err = await cli(
-            "rescore", *args, "--scorer", address, "--overrides", str(overrides)
-        )
-    finally:
-        await scorer.stop(1.0)
+    with closed_port() as port:
+        url = f"http://127.0.0.1:{port}/v1"
+        args = ["--run", "2024", "--judge-base-url", url, "--judge-model", "m"]
+        code, out, err = await cli("rescore", *args, "--db", str(db), "--overrides", str(overrides))
+        assert code == 1
+        assert "cannot be used" in err and "recorded as failed" in err and "Success rate" not in out
+        scorer = await start_scorer(db, "127.0.0.1:0")
+        try:
+            address = f"127.0.0.1:{scorer.port}"
+            code, out, err = await cli(
+                "rescore", *args, "--scorer", address, "--overrides", str(overrides)
+            )
+        finally:
+            await scorer.stop(1.0)
     assert code == 1 and "FAILED_PRECONDITION" in err and "cannot be used" in err
     with RecordingReader(db) as reader:
         assert [s.status for s in reader.scorings()] == ["failed", "failed"]
@@ -126,7 +128,7 @@ async def row_rescore_killed(tmp_path: Path, _bridge: BridgeServer) -> None:
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     try:
-        await until(lambda: judge.requests > 0)
+        await wait_until(lambda: judge.requests > 0, 20)
         with RecordingReader(db) as reader:
             assert [s.status for s in reader.scorings()] == ["running"]
         proc.kill()

@@ -8,21 +8,15 @@ from pathlib import Path
 
 import grpc
 import yaml
-from click.testing import CliRunner
 
 from bridge_service.server import BridgeServer
-from cli.main import vae
 from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import scenario
+from tests.helpers import cli
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.common.v1 import common_pb2
 
 HOSTILE = "script line 3: unknown key 'sey' </script><b>x</b>"
-
-
-async def cli(*args: str) -> tuple[int, str, str]:
-    result = await asyncio.to_thread(CliRunner().invoke, vae, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 async def complain(bot: TestBot) -> None:

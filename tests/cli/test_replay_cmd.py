@@ -12,7 +12,7 @@ from bots.runner import BotConfig, run_bots
 from bots.speech import BuzzSynthesiser
 from bridge_service.server import BridgeServer
 from tests.bridge_service.replay.helpers import agent_script, with_script
-from tests.cli.test_run_cmd import vae_cli
+from tests.helpers import cli
 from tests.recordings.calls_fixture import scenario_doc, write_stereo
 
 
@@ -20,7 +20,7 @@ async def test_import_calls_then_replay_and_show(bridge: BridgeServer, tmp_path:
     db = str(bridge.db_path)
     write_stereo(tmp_path / "call1.wav")
     (tmp_path / "booking.yaml").write_text(yaml.safe_dump(scenario_doc()))
-    code, out, err = await vae_cli(
+    code, out, err = await cli(
         "import", "calls", str(tmp_path), "--scenario", str(tmp_path / "booking.yaml"),
         "--run-id", "june", "--db", db, "--json",
     )  # fmt: skip
@@ -35,7 +35,7 @@ async def test_import_calls_then_replay_and_show(bridge: BridgeServer, tmp_path:
     )  # fmt: skip
     bots = asyncio.create_task(run_bots(agent, stop))
     try:
-        code, out, err = await vae_cli(
+        code, out, err = await cli(
             "run", "--replay", "june", "--run-id", "june-v2", "--gate-silence", "0.4",
             "--inactivity-timeout", "6", "--bridge", bridge.address, "--json",
         )  # fmt: skip
@@ -46,23 +46,23 @@ async def test_import_calls_then_replay_and_show(bridge: BridgeServer, tmp_path:
     summary = json.loads(out)
     assert [s["stop_reason"] for s in summary["sessions"]] == ["end_tool"]
 
-    code, out, err = await vae_cli("runs", "show", "june-v2", "--db", db, "--json")
+    code, out, err = await cli("runs", "show", "june-v2", "--db", db, "--json")
     assert code == 0, err
     shown = json.loads(out)
     assert shown["replayed_from"]["run"] == "june"
     source = imported["calls"][0]["session_id"]
     assert list(shown["replayed_from"]["sessions"].values()) == [source]
     assert shown["options"]["replay_gate_silence_s"] == 0.4
-    code, out, _ = await vae_cli("runs", "show", "june-v2", "--db", db)
+    code, out, _ = await cli("runs", "show", "june-v2", "--db", db)
     assert "replayed from run june" in out
 
 
 async def test_replay_usage_errors(bridge: BridgeServer, tmp_path: Path) -> None:
-    code, _, err = await vae_cli("run", "--replay-scenario", "x", "--bridge", bridge.address)
+    code, _, err = await cli("run", "--replay-scenario", "x", "--bridge", bridge.address)
     assert code == 2 and "need --replay" in err
-    code, _, err = await vae_cli("run", "--replay", "nope", "--bridge", bridge.address)
+    code, _, err = await cli("run", "--replay", "nope", "--bridge", bridge.address)
     assert code == 2 and "nope" in err
-    code, _, err = await vae_cli("run", "x.yaml", "--replay", "r", "--bridge", bridge.address)
+    code, _, err = await cli("run", "x.yaml", "--replay", "r", "--bridge", bridge.address)
     assert code == 2 and "give no SCENARIOS" in err
-    code, _, err = await vae_cli("import", "calls", str(tmp_path / "none.wav"), "--db", "x.db")
+    code, _, err = await cli("import", "calls", str(tmp_path / "none.wav"), "--db", "x.db")
     assert code == 2 and "no such file" in err

@@ -13,13 +13,8 @@ from bridge_service.server import BridgeServer
 from cli.main import vae
 from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import scenario
+from tests.helpers import cli
 from vae.common.v1 import common_pb2
-
-
-async def vae_cli(*args: str) -> tuple[int, str, str]:
-    """Invoke `vae` in a worker thread (it runs its own event loop), as a user would."""
-    result = await asyncio.to_thread(CliRunner().invoke, vae, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 async def talk(bot: TestBot) -> None:
@@ -39,7 +34,7 @@ async def test_run_suite_then_inspect(bridge: BridgeServer, tmp_path: Path) -> N
         for role in (common_pb2.ROLE_USER, common_pb2.ROLE_AGENT)
     ]
     (code, out, err), *_ = await asyncio.gather(
-        vae_cli(
+        cli(
             "run",
             str(suite),
             "--bridge",
@@ -74,7 +69,7 @@ async def test_run_suite_then_inspect(bridge: BridgeServer, tmp_path: Path) -> N
 async def test_failed_run_exits_1_with_table(bridge: BridgeServer, tmp_path: Path) -> None:
     path = tmp_path / "s.json"
     path.write_text(json.dumps(scenario("lonely")))
-    code, out, _ = await vae_cli(
+    code, out, _ = await cli(
         "run",
         str(path),
         "--bridge",
@@ -91,21 +86,21 @@ async def test_failed_run_exits_1_with_table(bridge: BridgeServer, tmp_path: Pat
 async def test_usage_errors(bridge: BridgeServer, tmp_path: Path) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text(yaml.safe_dump({"name": "b", "max_duration": -1}))
-    code, _, err = await vae_cli("run", str(broken), "--bridge", bridge.address)
+    code, _, err = await cli("run", str(broken), "--bridge", bridge.address)
     assert code == 2 and f"{broken}:1:15: max_duration: must be more than 0, got -1" in err
     assert "no run started" in err
-    code, _, err = await vae_cli("run", "--bridge", bridge.address)
+    code, _, err = await cli("run", "--bridge", bridge.address)
     assert code == 2 and "give SCENARIOS" in err
-    code, _, err = await vae_cli("run", str(broken), "--check")
+    code, _, err = await cli("run", str(broken), "--check")
     assert code == 2 and "--check needs --resume" in err
-    code, _, err = await vae_cli("run", "--resume", "nope", "--bridge", bridge.address)
+    code, _, err = await cli("run", "--resume", "nope", "--bridge", bridge.address)
     assert code == 2 and "no run matches" in err
 
 
 async def test_unreachable_bridge(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
     path.write_text(json.dumps(scenario()))
-    code, _, err = await vae_cli("run", str(path), "--bridge", "127.0.0.1:9")
+    code, _, err = await cli("run", str(path), "--bridge", "127.0.0.1:9")
     assert code == 1 and "cannot reach the bridge at 127.0.0.1:9" in err
 
 

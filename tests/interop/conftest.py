@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ import pytest
 from bridge_service.config import BridgeSettings
 from bridge_service.server import BridgeServer
 from scorer_service.server import start_scorer
+from tests.helpers import free_port
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.serving import RunningServer
 
@@ -48,12 +48,6 @@ def require_path(path: Path, install_hint: str) -> Path:
 
 def require_pipecat_venv() -> Path:
     return require_path(PIPECAT_PYTHON, "scripts/setup_pipecat_env.sh")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture

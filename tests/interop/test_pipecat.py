@@ -180,7 +180,7 @@ async def test_connector_against_the_bot_directly(pipecat_bot: str) -> None:
 
 async def test_dialling_nothing_fails_clearly() -> None:
     from bridge_service.connectors.base import ConnectorError
-    from tests.interop.conftest import free_port
+    from tests.helpers import free_port
 
     url = f"ws://127.0.0.1:{free_port()}"
     with pytest.raises(ConnectorError, match="cannot reach pipecat bot"):

@@ -30,10 +30,10 @@ from bridge_service.connectors.pool import ConnectorPools
 from bridge_service.server import BridgeServer
 from recordings.models import Side
 from recordings.reader import RecordingReader
+from tests.helpers import free_port
 from tests.interop.conftest import (
     PIPECAT_BOT,
     ROOT,
-    free_port,
     require_pipecat_venv,
     subprocess_until_ready,
 )

@@ -26,9 +26,9 @@ from recordings.models import Channel, EventKind, Side, Verdict
 from recordings.reader import RecordingReader
 from scorer_service.config import ScoringConfig
 from scorer_service.rescore import rescore
+from tests.helpers import free_port
 from tests.interop.conftest import (
     ROOT,
-    free_port,
     require_pipecat_venv,
     start_run,
     subprocess_until_ready,

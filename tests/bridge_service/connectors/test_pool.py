@@ -4,9 +4,7 @@ them side by side, refusals are retried for a bounded time, then recorded."""
 from __future__ import annotations
 
 import itertools
-import json
 import time
-from typing import Any
 
 import pytest
 
@@ -16,14 +14,10 @@ from bridge_service.server import BridgeServer
 from recordings.models import Side
 from recordings.reader import RecordingReader
 from tests.bridge_service.conftest import scenario, start_run, watch
+from tests.helpers import fake_connector
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 
-
-def fake(url: str, **options: Any) -> bridge_pb2.ConnectorConfig:
-    return bridge_pb2.ConnectorConfig(kind="fake", url=url, options_json=json.dumps(options))
-
-
-USER = fake("fake://user", speak_s=0.3, end=True)
+USER = fake_connector("fake://user", speak_s=0.3, end=True)
 
 
 def _spans(bridge: BridgeServer, run_id: str) -> list[tuple[int, int, str]]:
@@ -37,9 +31,9 @@ def _spans(bridge: BridgeServer, run_id: str) -> list[tuple[int, int, str]]:
 async def test_sessions_beyond_capacity_wait_for_the_endpoint(
     bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
 ) -> None:
-    agent = fake("fake://one", speak_s=0.2)
+    agent = fake_connector("fake://one", speak_s=0.2)
     agent.capacity = 1
-    user = fake("fake://user", speak_s=0.3, end=True)
+    user = fake_connector("fake://user", speak_s=0.3, end=True)
     user.capacity = 3
     docs = [scenario(f"s{i}") for i in range(3)]
     run_id = await start_run(stub, docs, concurrency=4, user_connector=user, agent_connector=agent)
@@ -56,9 +50,9 @@ async def test_sessions_beyond_capacity_wait_for_the_endpoint(
 async def test_a_pool_of_two_runs_two_sessions_at_once(
     bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
 ) -> None:
-    agent = fake("fake://a", speak_s=1.0)
+    agent = fake_connector("fake://a", speak_s=1.0)
     agent.pool_urls.append("fake://b")
-    user = fake("fake://user2", speak_s=1.0, end=True)
+    user = fake_connector("fake://user2", speak_s=1.0, end=True)
     user.capacity = 2
     docs = [scenario("p1"), scenario("p2")]
     run_id = await start_run(stub, docs, concurrency=4, user_connector=user, agent_connector=agent)
@@ -71,7 +65,7 @@ async def test_a_pool_of_two_runs_two_sessions_at_once(
 async def test_refusals_are_retried_then_the_session_runs(
     bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
 ) -> None:
-    agent = fake("fake://starting", speak_s=0.2, fail_dials=2)
+    agent = fake_connector("fake://starting", speak_s=0.2, fail_dials=2)
     run_id = await start_run(stub, [scenario()], user_connector=USER, agent_connector=agent)
     events = await watch(stub, run_id)
     assert events[-1].status == bridge_pb2.RUN_STATUS_COMPLETED
@@ -80,7 +74,7 @@ async def test_refusals_are_retried_then_the_session_runs(
 async def test_an_endpoint_that_keeps_refusing_fails_in_bounded_time(
     bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
 ) -> None:
-    agent = fake("fake://down", fail_dial=True)
+    agent = fake_connector("fake://down", fail_dial=True)
     agent.connect_timeout_s = 1.0
     t0 = time.monotonic()
     run_id = await start_run(
