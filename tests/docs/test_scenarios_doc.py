@@ -36,9 +36,10 @@ def _example() -> tuple[str, list[Any]]:
     found = blocks(DOC)
     whole = next(b for b in found if b.file == EXAMPLE)
     start = next(i for i, b in enumerate(found) if b.text.startswith("name: dentist_booking"))
-    steps = [yaml.safe_load(b.text) for b in found[start:] if b.language == "yaml" and not b.file]
     end = found.index(whole)
-    return whole.text, steps[: end - start]
+    # The steps: the YAML fragments from the first step up to the whole file.
+    steps = [b for b in found[start:end] if b.language == "yaml" and not b.file]
+    return whole.text, [yaml.safe_load(b.text) for b in steps]
 
 
 def test_the_worked_example_validates(tmp_path: Path) -> None:
