@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import socket
 import sqlite3
 import sys
 import time
@@ -89,9 +88,7 @@ async def test_disk_full_while_recording(small_disk: Path) -> None:
     finally:
         with contextlib.suppress(FileNotFoundError):
             filler.unlink()  # room again: the final statuses can be salvaged
-        t0 = time.monotonic()
         await asyncio.wait_for(server.stop(), 20)
-        assert time.monotonic() - t0 < 20
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()
@@ -105,11 +102,8 @@ async def test_disk_full_while_recording(small_disk: Path) -> None:
 async def test_sigterm_ends_a_bridge_whose_disk_is_full(small_disk: Path) -> None:
     """A real `vae bridge serve` process: full disk mid-run, then SIGTERM — a prompt exit."""
     root = ROOT
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        address = f"127.0.0.1:{s.getsockname()[1]}"
     bridge = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cli.main", "bridge", "serve", "--address", address,
+        sys.executable, "-m", "cli.main", "bridge", "serve", "--address", "127.0.0.1:0",
         "--db", str(small_disk / "vae.db"), "--final-state-timeout", "1",
         cwd=root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(root)},
@@ -119,6 +113,7 @@ async def test_sigterm_ends_a_bridge_whose_disk_is_full(small_disk: Path) -> Non
         assert bridge.stdout is not None
         line = await asyncio.wait_for(bridge.stdout.readline(), 30)
         assert line.startswith(b"vae bridge listening on "), line
+        address = line.decode().rsplit(" ", 1)[1].strip()  # the kernel picked the port
         async with grpc.aio.insecure_channel(address) as channel:
             stub = bridge_pb2_grpc.BridgeServiceStub(channel)
             run_id = await start_run(stub, [scenario("full", max_duration=30)], max_auto_retries=0)
@@ -132,10 +127,8 @@ async def test_sigterm_ends_a_bridge_whose_disk_is_full(small_disk: Path) -> Non
             events = await watch(stub, run_id, limit_s=20)
             assert events[-1].status == bridge_pb2.RUN_STATUS_FAILED
             await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 10)
-        t0 = time.monotonic()
         bridge.send_signal(signal.SIGTERM)
         _out, err = await asyncio.wait_for(bridge.communicate(), 20)
-        assert time.monotonic() - t0 < 20
         assert bridge.returncode == 0, err.decode()[-2000:]
         assert b"Traceback" not in err, err.decode()[-2000:]
     finally:
