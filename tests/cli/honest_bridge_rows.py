@@ -107,7 +107,7 @@ async def row_ctrl_c_then_resume(tmp_path: Path, bridge: BridgeServer) -> None:
         assert rows[(name, 2)].stop_reason == "end_tool"
 
 
-async def row_ctrl_c_during_demo(tmp_path: Path, _bridge: BridgeServer) -> None:
+async def row_ctrl_c_during_demo(tmp_path: Path) -> None:
     db = tmp_path / "demo.db"
     proc = await asyncio.create_subprocess_exec(
         *[sys.executable, "-m", "cli.main", "demo", "--db", str(db)],

@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from bridge_service.server import BridgeServer
 from recordings.reader import RecordingReader
 from tests.cli.honest_common import IMPORTED
 from tests.helpers import cli
@@ -41,7 +40,7 @@ def success_of(data: dict[str, Any]) -> dict[str, tuple[str, str]]:
     }
 
 
-async def row_import_crashed(tmp_path: Path, _bridge: BridgeServer) -> None:
+async def row_import_crashed(tmp_path: Path) -> None:
     out, data = await import_and_rescore(tmp_path, results(tmp_path))
     assert f"{fx.CRASHED}: #1 crashed" in out
     assert "crashed or unfinished" in out and "run: " in out
@@ -51,7 +50,7 @@ async def row_import_crashed(tmp_path: Path, _bridge: BridgeServer) -> None:
         assert run is not None and run.status == "failed"
 
 
-async def row_import_killed(tmp_path: Path, _bridge: BridgeServer) -> None:
+async def row_import_killed(tmp_path: Path) -> None:
     root = results(tmp_path)
     # The pizza attempt would pass on its own, but it was killed mid-call.
     (root / fx.PIZZA / "__KILLED__").write_text("")
@@ -61,7 +60,7 @@ async def row_import_killed(tmp_path: Path, _bridge: BridgeServer) -> None:
     assert "passed" not in {v for v, _ in success_of(data).values()}
 
 
-async def row_import_wrong_types(tmp_path: Path, _bridge: BridgeServer) -> None:
+async def row_import_wrong_types(tmp_path: Path) -> None:
     root = results(tmp_path)
     metrics_path = root / fx.PIZZA / "metrics.json"
     metrics = json.loads(metrics_path.read_text())
@@ -84,7 +83,7 @@ async def row_import_wrong_types(tmp_path: Path, _bridge: BridgeServer) -> None:
         assert [s.value for s in judged] == [None]  # "high" never became a score
 
 
-async def row_import_symlinks(tmp_path: Path, _bridge: BridgeServer) -> None:
+async def row_import_symlinks(tmp_path: Path) -> None:
     root = results(tmp_path)
     pizza = root / fx.PIZZA
     (pizza / "metrics.json").unlink()

@@ -9,7 +9,6 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from bridge_service.server import BridgeServer
 from recordings.reader import RecordingReader
 from recordings.writer import open_writer
 from scorer_service import ledger
@@ -29,7 +28,7 @@ async def judge_db(tmp_path: Path) -> tuple[Path, Path]:
     return db, overrides
 
 
-async def row_judge_unreachable(tmp_path: Path, _bridge: BridgeServer) -> None:
+async def row_judge_unreachable(tmp_path: Path) -> None:
     db, overrides = await judge_db(tmp_path)
     with closed_port() as port:
         url = f"http://127.0.0.1:{port}/v1"
@@ -53,7 +52,7 @@ async def row_judge_unreachable(tmp_path: Path, _bridge: BridgeServer) -> None:
         assert all(not reader.scores(s.scoring_id) for s in reader.scorings())
 
 
-async def row_judge_garbage(tmp_path: Path, _bridge: BridgeServer) -> None:
+async def row_judge_garbage(tmp_path: Path) -> None:
     db, overrides = await judge_db(tmp_path)
     judge = FakeJudge()
     judge.default = "garbage"
@@ -82,7 +81,7 @@ async def row_judge_garbage(tmp_path: Path, _bridge: BridgeServer) -> None:
         judge.server.server_close()
 
 
-async def row_no_judge_refused(tmp_path: Path, _bridge: BridgeServer) -> None:
+async def row_no_judge_refused(tmp_path: Path) -> None:
     db, _ = await judge_db(tmp_path)
     code, out, err = await cli("rescore", "--run", "2024", "--db", str(db))
     assert code == 2 and out == ""
@@ -99,7 +98,7 @@ async def row_no_judge_refused(tmp_path: Path, _bridge: BridgeServer) -> None:
         assert reader.scorings() == []
 
 
-async def row_no_judge_opted_out(tmp_path: Path, _bridge: BridgeServer) -> None:
+async def row_no_judge_opted_out(tmp_path: Path) -> None:
     db, overrides = await judge_db(tmp_path)
     args = ["--run", "2024", "--db", str(db), "--overrides", str(overrides), "--no-judge"]
     code, out, err = await cli("rescore", *args)
@@ -113,7 +112,7 @@ async def row_no_judge_opted_out(tmp_path: Path, _bridge: BridgeServer) -> None:
     assert "passed" not in nl.values() and "not_applicable" not in nl.values()
 
 
-async def row_rescore_killed(tmp_path: Path, _bridge: BridgeServer) -> None:
+async def row_rescore_killed(tmp_path: Path) -> None:
     db, overrides = await judge_db(tmp_path)
     judge = FakeJudge()
     judge.default = "hang"  # holds every request open until released
