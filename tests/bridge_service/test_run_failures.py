@@ -9,6 +9,7 @@ finished or completed, and that WatchRun, GetRun and the store carry the error.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -19,10 +20,12 @@ from bridge_service import session as session_module
 from bridge_service import session_io as session_io_module
 from bridge_service.server import BridgeServer
 from cli.main import vae
+from recordings.batch_commit import BatchCommitter
+from recordings.errors import StorageError
 from recordings.reader import RecordingReader
 from recordings.selection import ResumeState, classify_resume
 from tests.bridge_service.bots import TestBot, tone
-from tests.bridge_service.conftest import scenario, start_run, watch
+from tests.bridge_service.conftest import TEST_SETTINGS, scenario, start_run, watch
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.common.v1 import common_pb2
 
@@ -125,3 +128,43 @@ async def test_a_failing_message_handler_is_bridge_error_not_the_bot_leaving(
         assert received.ended is not None
         assert received.ended.reason == bridge_pb2.STOP_REASON_BRIDGE_ERROR
         assert received.ended.clean_exit is False
+
+
+async def test_storage_failing_on_the_final_flush_leaves_the_run_failed(
+    db_path: Path, monkeypatch: Any
+) -> None:
+    """The store fails exactly when the run's `completed` is committed: the store reads `failed`."""
+    commit = BatchCommitter.commit
+
+    async def failing(self: BatchCommitter, groups: list[Any]) -> None:
+        if any(sql.startswith("UPDATE runs SET status") for sql, _ in groups):
+            # What a full disk does here (batch_commit): keep the salvageable rows, fail.
+            self._keep_salvageable(groups)
+            raise StorageError(f"{self.path} cannot be written: database or disk is full")
+        await commit(self, groups)
+
+    server = BridgeServer(db_path, TEST_SETTINGS)
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            stub = bridge_pb2_grpc.BridgeServiceStub(channel)
+            run_id = await start_run(stub, [scenario("s1")], max_auto_retries=0)
+            monkeypatch.setattr(BatchCommitter, "commit", failing)
+            bots = [
+                TestBot(server.address, common_pb2.ROLE_USER, talk, run_filter=run_id),
+                TestBot(server.address, common_pb2.ROLE_AGENT, end_tool, run_filter=run_id),
+            ]
+            *_, events = await asyncio.gather(*(b.run() for b in bots), watch(stub, run_id))
+        assert events[-1].status == bridge_pb2.RUN_STATUS_FAILED
+        assert "storage failed" in events[-1].message
+    finally:
+        await server.stop()  # salvages the final statuses, in the order they were queued
+    with RecordingReader(db_path) as reader:
+        run = reader.get_run(run_id)
+    assert run is not None and run.status == "failed"
+    assert "disk is full" in run.error
+
+
+async def end_tool(bot: TestBot) -> None:
+    await bot.speak(tone(0.3, 16000))
+    await bot.end(common_pb2.END_KIND_AGENT_END_TOOL)
