@@ -74,10 +74,9 @@ class ArrivalGaps:
     bot, or the bridge's loop) is the gap recorded here.
     """
 
-    __slots__ = ("_due_ns", "_last_ns", "chunks", "max_ns")
+    __slots__ = ("_due_ns", "chunks", "max_ns")
 
     def __init__(self) -> None:
-        self._last_ns = 0
         self._due_ns = 0
         self.max_ns = 0
         self.chunks = 0
@@ -88,5 +87,4 @@ class ArrivalGaps:
             if gap > self.max_ns:
                 self.max_ns = gap
         self.chunks += 1
-        self._last_ns = arrival_ns
         self._due_ns = arrival_ns + samples * 1_000_000_000 // rate

@@ -13,7 +13,8 @@ hot path small and easy to read.
 - the writer sends control messages first, then audio frames. Audio waits in
   a bounded queue: when the bot stops reading, gRPC's window fills, the
   queue fills, and further frames are dropped (``send`` returns False and the
-  session records the drop) — control messages are never dropped.
+  session records the drop) — control messages are never dropped. The queue
+  holds ``max_outgoing_frames`` frames, whatever the frames per message.
 
 Every message read is first checked against the stream's protocol state
 (:mod:`bridge_service.protocol_state`: waiting, in session, ending, ended); a
@@ -52,19 +53,20 @@ class GrpcEndpoint:
         send_rate: int,
         receive_rate: int,
         max_frames: int,
-        protocol: ProtocolState | None = None,
-        framing: Framing | None = None,
+        protocol: ProtocolState,
+        framing: Framing,
     ) -> None:
         self.role = role
-        self.protocol = protocol or ProtocolState(max_events_per_s=1_000_000)
+        self.protocol = protocol
         #: A protocol violation seen by the reader (also while still waiting).
         self.violation: BotProtocolError | None = None
         #: What the bot asked for at Join (frame length, frames per message).
-        self.framing = framing or Framing()
+        self.framing = framing
         self.bot = bot
         self.send_rate = send_rate
         self.receive_rate = receive_rate
-        self._max_frames = max_frames
+        #: The outgoing audio bound is in frames; one message carries several.
+        self._max_messages = max(1, max_frames // framing.frames_per_message)
         self._inputs: collections.deque[BotInput] = collections.deque()
         self._input_ready = asyncio.Event()
         self._input_space = asyncio.Event()
@@ -100,7 +102,7 @@ class GrpcEndpoint:
         if self.closed.is_set():
             return False
         if isinstance(message, PeerAudio):
-            if len(self._audio) >= self._max_frames:
+            if len(self._audio) >= self._max_messages:
                 return False
             self._audio.append(message)
         else:

@@ -79,12 +79,15 @@ class _Document:
         return self.spool.name
 
     def discard(self) -> None:
+        """Drop the document (delete its spool file): it reads as never sent."""
         if self.spool is not None:
             self.spool.close()
             with contextlib.suppress(OSError):
                 os.unlink(self.spool.name)
             self.spool = None
         self.data = bytearray()
+        self.size = 0
+        self.complete = False
 
 
 def _spool_file(head: bytes) -> IO[bytes]:
@@ -140,7 +143,10 @@ class FinalStateCollector:
         return parse_documents(state, context, order_independent)
 
     def discard(self) -> None:
-        """Delete spool files (after the worker or ``result`` is done with them)."""
+        """Delete spool files (after the worker or ``result`` is done with them).
+
+        The collector is ``empty`` afterwards: storing it again stores nothing.
+        """
         self._state.discard()
         self._context.discard()
 

@@ -30,6 +30,7 @@ Capacity, endpoint pools and connector retries live in ``connectors.pool``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import time
@@ -51,6 +52,7 @@ from bridge_service.session import Session, SessionResult
 from recordings.errors import StoreError
 from recordings.models import RunStatus, Side
 from recordings.scenario import Scenario
+from recordings.stop_reasons import is_finished
 from recordings.writer import RecordingWriter
 
 log = logging.getLogger("vae.bridge.runs")
@@ -103,7 +105,6 @@ class RunExecutor:
             run.error = f"the bridge failed running the run: {type(error).__name__}: {error}"
         finally:
             status, message = final_status(run)
-            run.failed = status is RunStatus.FAILED
             run.status = status
             run.finished_ns = time.time_ns()
             error_text = message if status is not RunStatus.COMPLETED else ""
@@ -115,7 +116,12 @@ class RunExecutor:
                 await self.writer.flush()
             except StoreError as exc:  # the watcher ends everything; tell the watchers
                 status, message = RunStatus.FAILED, run.storage_error or f"storage failed: {exc}"
-                run.status = status
+                run.status, run.error = status, message
+                # The status above may be salvaged at close; this one is salvaged after it.
+                with contextlib.suppress(StoreError):
+                    await self.writer.update_run_status(
+                        run.run_id, str(status), run.finished_ns, message
+                    )
             await run.emit(
                 RunEvent(
                     RunEventKind.RUN_FINISHED,
@@ -160,11 +166,7 @@ class RunExecutor:
         why = scenario_failure(item.scenario.name, result, run.cancel.is_set())
         if why:
             run.failures.append(why)
-            run.failed = True
-        if result is not None and result.stop_reason not in (
-            StopReason.CANCELLED,
-            StopReason.SHUTDOWN,
-        ):
+        if result is not None and is_finished(result.stop_reason):
             run.done += 1
 
     async def _endpoints(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from bridge_service.config import RunSettings
 from recordings.bot_errors import bot_errors
-from recordings.models import RunRecord, RunStatus, SessionRecord, SessionStatus
+from recordings.models import RunRecord, RunStatus, SessionRecord
 from recordings.reader import RecordingReader
 from recordings.scenario import Scenario
 from recordings.stop_reasons import is_finished
@@ -111,10 +111,10 @@ class RunState:
     created_ns: int
     vae_version: str
     total: int
+    #: Scenarios whose last attempt ran to a finished end (``recordings.stop_reasons``).
     done: int = 0
     status: RunStatus = RunStatus.RUNNING
     finished_ns: int = 0
-    failed: bool = False
     events: list[RunEvent] = field(default_factory=list)
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
@@ -142,7 +142,7 @@ def run_view(reader: RecordingReader, record: RunRecord, live: RunState | None) 
     sessions = reader.sessions(record.run_id)
     latest = reader.latest_attempts(record.run_id)
     total = len(reader.run_scenarios(record.run_id))
-    done = sum(1 for s in latest.values() if s.status is SessionStatus.ENDED)
+    done = sum(1 for s in latest.values() if is_finished(s.stop_reason))
     return RunView(
         run_id=record.run_id,
         status=live.status if live else record.status,

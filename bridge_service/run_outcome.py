@@ -9,7 +9,8 @@ that resume and the scorer read too.
   that failed, the bridge that failed) is retried like a stale one, and the
   retry reason says the real cause, not "0 turns".
 - A scenario whose last attempt is unfinished (other than by a cancel), ended
-  with a bot failure or with no turns, makes the run ``failed``.
+  with a bot failure or with no turns, makes the run ``failed`` — also when a
+  resume keeps that attempt (:func:`kept_failure`).
 - A run reads ``completed`` only when every scenario ran to a finished end;
   an exception while running it makes it ``failed`` with the error.
 """
@@ -19,8 +20,8 @@ from __future__ import annotations
 from bridge_service.config import RunSettings, StopReason
 from bridge_service.run_model import RunState
 from bridge_service.session import SessionResult
-from recordings.models import RunStatus
-from recordings.stop_reasons import is_finished
+from recordings.models import RunStatus, SessionRecord
+from recordings.stop_reasons import is_finished, normalise
 
 _FAILED_REASONS = {StopReason.BOT_ERROR, StopReason.BOT_DISCONNECTED}
 _CUT = (StopReason.CANCELLED, StopReason.SHUTDOWN)
@@ -52,13 +53,29 @@ def scenario_failure(name: str, result: SessionResult | None, cancelled: bool) -
     """Why scenario ``name`` makes its run fail ("" when it does not)."""
     if result is None:
         return "" if cancelled else f"{name}: never attempted"
-    if result.stop_reason in _CUT:
+    turns = result.user_turns + result.agent_turns
+    return _failure(name, result.stop_reason, result.detail, turns)
+
+
+def kept_failure(session: SessionRecord) -> str:
+    """Why a scenario a resume keeps (its last attempt, ``session``) makes the run fail.
+
+    A resume re-runs only unfinished attempts; one that ended ``bot_error`` keeps
+    failing the run it failed before.
+    """
+    turns = session.user_turns + session.agent_turns
+    reason = normalise(session.stop_reason)
+    return _failure(session.scenario_name, reason, session.stop_detail, turns)
+
+
+def _failure(name: str, stop_reason: str, detail: str, turns: int) -> str:
+    if stop_reason in _CUT:
         return ""
-    detail = f" ({result.detail})" if result.detail else ""
-    if not is_finished(result.stop_reason) or result.stop_reason in _FAILED_REASONS:
-        return f"{name}: {result.stop_reason}{detail}"
-    if result.user_turns + result.agent_turns == 0:
-        return f"{name}: 0 conversation turns ({result.stop_reason})"
+    shown = f" ({detail})" if detail else ""
+    if not is_finished(stop_reason) or stop_reason in _FAILED_REASONS:
+        return f"{name}: {stop_reason}{shown}"
+    if turns == 0:
+        return f"{name}: 0 conversation turns ({stop_reason})"
     return ""
 
 

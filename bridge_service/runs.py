@@ -11,8 +11,9 @@ A resume (``resume`` = exact id or unique prefix) re-reads the frozen
 scenarios and the recorded options (explicit new options override them),
 classifies each scenario with ``recordings.selection.classify_resume``, and
 re-runs ``in_flight`` (marking the old attempt superseded, never deleting it)
-and ``fresh`` ones; ``completed`` ones are kept. With ``dry_run`` it only
-returns the classification.
+and ``fresh`` ones; ``completed`` ones are kept, and a kept attempt that failed
+the run (``bot_error``, ``bot_disconnected``) fails the resumed run too. With
+``dry_run`` it only returns the classification.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from bridge_service.pairing import PairingPool
 from bridge_service.replay.request import ReplayRequest, replay_options
 from bridge_service.run_exec import RunExecutor, Todo
 from bridge_service.run_model import Classification, RunState, RunView
+from bridge_service.run_outcome import kept_failure
 from bridge_service.run_queries import RunQueries
 from bridge_service.scenario_files import Source, load_sources
 from bridge_service.session import Session
@@ -162,9 +164,13 @@ class RunManager(RunQueries):
             for s in reader.sessions(run_id):
                 attempts[s.scenario_name] = max(attempts.get(s.scenario_name, 0), s.attempt)
             frozen = {rs.scenario_name: rs.scenario for rs in reader.run_scenarios(run_id)}
-            return record, settings, decisions, attempts, frozen
+            # A kept attempt that failed the run (a bot error) still fails it.
+            latest = reader.latest_attempts(run_id)
+            kept = [d.scenario_name for d in decisions if d.state is ResumeState.COMPLETED]
+            failures = [why for name in kept if (why := kept_failure(latest[name]))]
+            return record, settings, decisions, attempts, frozen, failures
 
-        record, settings, decisions, attempts, frozen = await self._read(load)
+        record, settings, decisions, attempts, frozen, failures = await self._read(load)
         settings.validate()
         classes = [
             Classification(d.scenario_name, str(d.state), d.reason, d.session_id or "")
@@ -191,6 +197,7 @@ class RunManager(RunQueries):
             self.vae_version,
             len(scenarios),
             done=len(scenarios) - len(todo),
+            failures=failures,
         )
         self._launch(run, todo)
         return await self.view(run_id), classes

@@ -7,13 +7,14 @@ this module owns the lifecycle: start (record the attempt, send
 ``SessionStart``), the end conditions, and the ending handshake
 (``SessionEnding`` -> ``FinalState`` -> ``SessionEnded``). Whatever ends the
 session — a bot, a timeout, a cancel, shutdown, a failure — the attempt is
-recorded as ended with its stop reason and turn counts.
+recorded as ended with its stop reason and turn counts. A session the bridge
+itself fails skips the handshake: it is recorded ``bridge_error`` and each bot
+still connected gets ``SessionEnded`` with that reason.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from dataclasses import dataclass
@@ -99,20 +100,29 @@ class Session:
                 for task in readers:
                     task.cancel()
         except Exception as exc:
-            # The bridge itself failed (not a bot): record it as such, never as a clean end.
+            # The bridge itself failed (not a bot): record it as such, never as a clean end,
+            # and tell the bots the session is over (their streams then end without error).
             if self.result is None:
                 error = exc.exceptions[0] if isinstance(exc, ExceptionGroup) else exc
                 detail = f"the bridge failed: {type(error).__name__}: {error}"
-                with contextlib.suppress(Exception):
+                try:
                     await self._record_end(EndRequest(StopReason.BRIDGE_ERROR, detail))
+                except Exception:
+                    log.exception("session %s: recording its bridge_error failed", self.session_id)
+                for side in io.live_sides():
+                    await io.send(side, SessionEndedOut(str(StopReason.BRIDGE_ERROR), False))
             raise
-        finally:
+        except BaseException:
             if self.result is None:
                 # Cancelled from outside (the bridge is going away): still record the end.
-                with contextlib.suppress(Exception):
+                try:
                     await self._record_end(
                         EndRequest(StopReason.SHUTDOWN, "session task cancelled")
                     )
+                except Exception:
+                    log.exception("session %s: recording its shutdown failed", self.session_id)
+            raise
+        finally:
             await io.close_all()
         assert self.result is not None
         return self.result

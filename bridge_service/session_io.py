@@ -9,7 +9,10 @@ Bad input from one bot is refused here with a :class:`BotProtocolError` naming
 the field; it ends this session with ``bot_error``, is recorded, and
 never touches another session. What is merely odd (a sequence gap, malformed
 JSON in an event, audio beyond the bounded buffer, a bot that stops reading)
-is recorded, the bot gets a ``Notice``, and the session goes on.
+is recorded, the bot gets a ``Notice``, and the session goes on. A bot whose
+stream breaks or closes mid-call ends the session ``bot_disconnected``; an
+exception in the bridge's own handling of a message is never blamed on the
+bot: it ends the session ``bridge_error`` (unfinished, run again).
 """
 
 from __future__ import annotations
@@ -30,7 +33,6 @@ from bridge_service.connectors.base import (
     StateSyncOut,
 )
 from bridge_service.ending import EndRequest, end_request_for
-from bridge_service.final_state import FinalStateCollector
 from bridge_service.session_state import SessionState
 from bridge_service.sync import SyncHookError
 from recordings.models import Channel, EventKind, Side
@@ -46,18 +48,35 @@ _TURN_NS = 2_000_000
 class SessionIO(SessionState):
     # ------------------------------------------------------------ input
     async def read(self, side: Side) -> None:
-        endpoint = self.endpoints[side]
+        """Handle one bot's messages until its stream ends.
+
+        Only a failure of the stream itself (``receive``) is the bot leaving
+        (``bot_disconnected``); an exception in the bridge's own handling of a
+        message propagates, so the session ends ``bridge_error`` and is re-run.
+        """
+        messages = aiter(self.endpoints[side].receive())
         turn_start = last_done = 0
-        try:
-            async for message in endpoint.receive():
-                now = time.monotonic_ns()
-                if now - last_done > _TURN_NS // 8:
-                    turn_start = now  # we waited for this message: a fresh turn
-                elif now - turn_start > _TURN_NS:
-                    # A backlog of queued input (a flooding bot) is handled without
-                    # suspending; give the loop back so no clock waits behind it.
-                    await asyncio.sleep(0)
-                    turn_start = time.monotonic_ns()
+        while True:
+            try:
+                message = await anext(messages)
+            except StopAsyncIteration:
+                break
+            except BotProtocolError as exc:
+                await self._fail(side, exc)
+                return
+            except Exception as exc:
+                log.warning("%s bot stream failed: %s", side, exc)
+                await self.record(side, EventKind.SESSION_ERROR, {"error": str(exc)})
+                break
+            now = time.monotonic_ns()
+            if now - last_done > _TURN_NS // 8:
+                turn_start = now  # we waited for this message: a fresh turn
+            elif now - turn_start > _TURN_NS:
+                # A backlog of queued input (a flooding bot) is handled without
+                # suspending; give the loop back so no clock waits behind it.
+                await asyncio.sleep(0)
+                turn_start = time.monotonic_ns()
+            try:
                 if isinstance(message, BotAudio):
                     await self._on_audio(side, message)
                 elif isinstance(message, BotEvent):
@@ -66,14 +85,10 @@ class SessionIO(SessionState):
                     message
                 ):
                     self.final_done[side].set()
-                last_done = time.monotonic_ns()
-        except BotProtocolError as exc:
-            await self._fail(side, exc)
-            return
-        except Exception as exc:
-            log.warning("%s bot stream failed: %s", side, exc)
-            if self._end is None:
-                await self.record(side, EventKind.SESSION_ERROR, {"error": str(exc)})
+            except BotProtocolError as exc:
+                await self._fail(side, exc)
+                return
+            last_done = time.monotonic_ns()
         self.final_done[side].set()
         if self._end is None:
             self._gone.add(side)
@@ -84,8 +99,9 @@ class SessionIO(SessionState):
     async def _fail(self, side: Side, exc: BotProtocolError) -> None:
         await self.record(side, EventKind.SESSION_ERROR, {"field": exc.field, "error": str(exc)})
         if exc.field.startswith("max_final_state"):
-            # Over a final-state limit: keep none of it rather than a cut document.
-            self.collectors[side] = FinalStateCollector(self.plan.bridge.max_final_state_bytes)
+            # Over a final-state limit: keep none of it rather than a cut document
+            # (and delete what was spooled to disk).
+            self.collectors[side].discard()
         self._gone.add(side)
         self._closed.add(side)
         self.final_done[side].set()

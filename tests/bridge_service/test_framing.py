@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from bridge_service.connectors.base import BotProtocolError
+from bridge_service.connectors.base import BotInfo, BotProtocolError, PeerAudio
+from bridge_service.converse_endpoint import GrpcEndpoint
 from bridge_service.framing import ALLOWED_FRAME_MS, Framing, endpoint_framing, negotiate
+from bridge_service.protocol_state import ProtocolState
+from recordings.models import Side
 
 
 def test_allowed_lengths_and_defaults() -> None:
@@ -40,3 +43,19 @@ def test_connectors_without_negotiation_use_the_run_default() -> None:
     asked = Endpoint()
     asked.framing = Framing(60, 2)  # type: ignore[attr-defined]
     assert endpoint_framing(asked, 20) == Framing(60, 2)
+
+
+@pytest.mark.parametrize(("k", "messages"), [(1, 25), (10, 2), (60, 1)])
+async def test_the_outgoing_audio_bound_counts_frames_not_messages(k: int, messages: int) -> None:
+    """A bot that stops reading gets at most max_outgoing_frames frames queued (never 0)."""
+    endpoint = GrpcEndpoint(
+        Side.AGENT,
+        BotInfo(),
+        16000,
+        16000,
+        max_frames=25,
+        protocol=ProtocolState(max_events_per_s=500),
+        framing=Framing(60, k),
+    )
+    accepted = [endpoint.send_nowait(PeerAudio(i, 0, b"", 0)) for i in range(30)]
+    assert accepted == [True] * messages + [False] * (30 - messages)

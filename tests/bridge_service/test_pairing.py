@@ -6,6 +6,7 @@ import asyncio
 import json
 from typing import Any
 
+from bridge_service.run_model import run_view
 from bridge_service.server import BridgeServer
 from recordings.reader import RecordingReader
 from tests.bridge_service.bots import TestBot, tone
@@ -63,8 +64,14 @@ async def test_pairing_timeout_is_recorded(
     run_id = await start_run(stub, [scenario()], pairing_timeout_s=0.3, max_auto_retries=0)
     events = await watch(stub, run_id)
     assert events[-1].status == bridge_pb2.RUN_STATUS_FAILED
+    # No bot joined: no scenario is done, live or read back from the store.
+    assert events[-1].scenarios_done == 0
+    got = await stub.GetRun(bridge_pb2.GetRunRequest(run_id=run_id))
+    assert (got.run.scenarios_done, got.run.scenarios_total) == (0, 1)
     with RecordingReader(bridge.db_path) as reader:
         (s,) = reader.sessions(run_id)
+        record = reader.get_run(run_id)
+        assert record is not None and run_view(reader, record, None).scenarios_done == 0
     assert s.stop_reason == "peer_never_joined"
     assert s.stop_detail == "no user and agent bot joined within 0.3 s"
 

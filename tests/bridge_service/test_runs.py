@@ -140,6 +140,38 @@ async def test_resume_and_dry_run(
     assert by[("stale", 2)].retry_reason.startswith("resume:")
 
 
+async def speak_then_bad_audio(bot: TestBot) -> None:
+    await bot.speak(tone(0.6, bot.send_rate, 300))
+    await bot.audio(b"\x01\x02\x03")  # odd byte count: bot_error
+
+
+async def test_resume_keeps_a_run_failed_by_a_bot_error_failed(
+    bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
+) -> None:
+    """A resume with nothing to re-run never turns a failed run into a completed one."""
+    run_id = await start_run(stub, [scenario("s1")], max_auto_retries=0)
+    bots = [
+        TestBot(bridge.address, USER, speak_then_bad_audio, run_filter=run_id),
+        TestBot(bridge.address, AGENT, quiet, run_filter=run_id, final_state={"ok": 1}),
+    ]
+    *_, first = await asyncio.gather(*(b.run() for b in bots), watch(stub, run_id))
+    assert first[-1].status == bridge_pb2.RUN_STATUS_FAILED
+    assert "s1: bot_error" in first[-1].message
+
+    check = await stub.StartRun(bridge_pb2.StartRunRequest(resume=run_id, dry_run=True))
+    assert [c.state for c in check.classifications] == [bridge_pb2.RESUME_STATE_COMPLETED]
+    await stub.StartRun(bridge_pb2.StartRunRequest(resume=run_id))
+    events = await watch(stub, run_id)
+    assert events[-1].status == bridge_pb2.RUN_STATUS_FAILED
+    assert "s1: bot_error" in events[-1].message
+    got = await stub.GetRun(bridge_pb2.GetRunRequest(run_id=run_id))
+    assert got.run.status == bridge_pb2.RUN_STATUS_FAILED and "s1: bot_error" in got.run.error
+    with RecordingReader(bridge.db_path) as reader:
+        run = reader.get_run(run_id)
+        assert len(reader.sessions(run_id)) == 1  # nothing was re-run
+    assert run is not None and run.status == "failed" and "bot_error" in run.error
+
+
 async def test_run_queries_and_errors(
     bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
 ) -> None:

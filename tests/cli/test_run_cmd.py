@@ -80,7 +80,7 @@ async def test_failed_run_exits_1_with_table(bridge: BridgeServer, tmp_path: Pat
         "0",
     )
     assert code == 1
-    assert "lonely" in out and "peer_never_joined" in out and ": failed" in out
+    assert "lonely" in out and "peer_never_joined" in out and ": failed (0/1 scenarios)" in out
 
 
 async def test_usage_errors(bridge: BridgeServer, tmp_path: Path) -> None:

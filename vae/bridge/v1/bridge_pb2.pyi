@@ -1223,6 +1223,9 @@ class Run(_message.Message):
     finished_unix_nanos: _builtins.int
     scenarios_total: _builtins.int
     scenarios_done: _builtins.int
+    """Scenarios whose last attempt ran to a finished end (docs/scoring.md lists
+    the finished stop reasons); a cut or unfinished attempt is not done.
+    """
     vae_version: _builtins.str
     error: _builtins.str
     """Why the run failed, when it did (an exception while running it, a bridge
@@ -1315,6 +1318,7 @@ class WatchRunResponse(_message.Message):
     kind: Global___RunEventKind.ValueType
     run_id: _builtins.str
     scenarios_done: _builtins.int
+    """As Run.scenarios_done."""
     scenarios_total: _builtins.int
     message: _builtins.str
     unix_nanos: _builtins.int

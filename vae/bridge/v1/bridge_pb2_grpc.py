@@ -106,11 +106,12 @@ class BridgeServiceServicer:
         sample_offset never before the end of the previous chunk.
 
         Limits (bridge settings; docs/errors.md lists the defaults): a message is
-        at most 4 MiB, a PCM payload at most 25,000 bytes, a FinalState chunk at
-        most 1 MiB and each final-state document at most 64 MiB, 500 events per
-        second per bot, 1000 streams waiting at once. Exceeding one ends the
-        stream with RESOURCE_EXHAUSTED naming the limit (recorded, never a silent
-        cut). Fields declared as JSON objects (ToolCall.arguments_json, the final
+        at most 4 MiB, a FinalState chunk at most 1 MiB and each final-state
+        document at most 64 MiB, 500 events per second per bot, 1000 streams
+        waiting at once. Exceeding one ends the stream with RESOURCE_EXHAUSTED
+        naming the limit (recorded, never a silent cut). A PCM payload is at most
+        25,000 bytes: a larger one is bad input (INVALID_ARGUMENT naming
+        audio.pcm, STOP_REASON_BOT_ERROR). Fields declared as JSON objects (ToolCall.arguments_json, the final
         state) must be objects: otherwise the event or document is recorded as
         malformed (with a Notice for events) and not used.
 
