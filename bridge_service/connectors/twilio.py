@@ -16,10 +16,13 @@ Twilio during a call:
    (:mod:`.twilio_playout`): ``clear`` drops what has not played yet (a
    barge-in) and is recorded; a ``mark`` is echoed once the audio queued
    before it has played (and at once on ``clear``), as Twilio does;
-4. the agent closing the socket, or sending ``stop``, is the agent hanging up:
-   its queued audio plays out, then the call ends as the agent's end tool
-   (the user's hang-up when the bot plays the user); when the bridge ends the
-   call, it sends ``stop``;
+4. the agent closing the socket cleanly (close code 1000 or 1001, or none),
+   or sending ``stop``, is the agent hanging up: its queued audio plays out,
+   then the call ends as the agent's end tool (the user's hang-up when the bot
+   plays the user); a close with any other code (1011 internal error, 1013
+   try again later, 1006 connection lost) is no hang-up: it is recorded as an
+   error-level log naming the code and the session ends as
+   ``bot_disconnected``; when the bridge ends the call, it sends ``stop``;
 5. at SessionEnding: the final state is fetched from ``final_state_url`` when
    set (HTTP GET, a JSON document; ``{session_id}``, ``{call_sid}`` and
    ``{stream_sid}`` are filled in), else there is none.
@@ -39,7 +42,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, WebSocketException
+from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, WebSocketException
 
 from bridge_service.connectors import mulaw
 from bridge_service.connectors.base import (
@@ -113,7 +116,8 @@ class TwilioEndpoint:
         t0 = time.monotonic()
         n = 0
         recv: asyncio.Future[Any] | None = None
-        gone = False  # the socket closed or the bot sent stop: it hung up
+        gone = False  # the socket closed cleanly or the bot sent stop: it hung up
+        broken: ConnectionClosed | None = None  # closed with an error: the bot left
         try:
             while not self._ending.is_set():
                 due = t0 + n * self._frame_s
@@ -139,9 +143,12 @@ class TwilioEndpoint:
                     continue
                 try:
                     data = recv.result()
-                except ConnectionClosed:
-                    gone = True
+                except ConnectionClosedOK:
+                    gone = True  # 1000/1001 (or no status): a deliberate hang-up
                     continue
+                except ConnectionClosed as exc:
+                    broken = exc  # 1011, 1013, 1006 (killed)...: not a hang-up
+                    break
                 finally:
                     recv = None
                 message = parse(data)
@@ -153,6 +160,10 @@ class TwilioEndpoint:
                 recv.cancel()
                 with contextlib.suppress(BaseException):
                     await recv
+        if broken is not None:
+            yield self._broken(broken)
+            if not self._ending.is_set():
+                return  # the session records the bot as disconnected
         yield await self._final_state()
 
     async def _play(self, n: int) -> list[BotInput]:
@@ -222,6 +233,14 @@ class TwilioEndpoint:
             EventKind.END_CONVERSATION, time.time_ns(), {"kind": kind, "reason": reason}
         )
 
+    def _broken(self, exc: ConnectionClosed) -> BotEvent:
+        payload = {
+            "level": "error",
+            "message": f"the {self.role} bot's media stream closed with an error ({exc})",
+            "close_code": exc.rcvd.code if exc.rcvd is not None else 1006,
+        }
+        return BotEvent(EventKind.LOG, time.time_ns(), payload)
+
     async def _final_state(self) -> FinalStatePart:
         if not self.options.final_state_url or self.ids is None:
             return FinalStatePart(done=True)
@@ -270,9 +289,11 @@ class TwilioEndpoint:
                 "role": str(message.role),
                 **self.custom,
             }
-            await self._ws.send(self._out.connected())
-            await self._ws.send(self._out.start(params))
-            self._started.set()
+            try:
+                await self._ws.send(self._out.connected())
+                await self._ws.send(self._out.start(params))
+            finally:
+                self._started.set()  # also when the bot already left: receive sees it
         elif isinstance(message, SessionEndingOut):
             if self._out is not None and not self._hung_up:
                 with contextlib.suppress(ConnectionClosed):

@@ -13,7 +13,9 @@ import base64
 import json
 from typing import Any
 
+import pytest
 from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
 
 from bridge_service.connectors.base import (
     BotAudio,
@@ -25,7 +27,12 @@ from bridge_service.connectors.base import (
     SessionStartInfo,
 )
 from bridge_service.connectors.twilio import dial
+from bridge_service.server import BridgeServer
+from recordings.bot_errors import bot_errors
 from recordings.models import EventKind, Side
+from recordings.reader import RecordingReader
+from tests.bridge_service.conftest import scenario, start_run, watch
+from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 
 
 def media(seconds: float) -> str:
@@ -89,3 +96,83 @@ async def test_marks_after_playout_bounded_queue_and_hang_up() -> None:
     end = next(e for e in events if e.kind is EventKind.END_CONVERSATION)
     assert end.payload["kind"] == "agent_end_tool"
     assert isinstance(got[-1], FinalStatePart) and got[-1].state is None
+
+
+def start_info() -> SessionStartInfo:
+    return SessionStartInfo(
+        "run", "sess", "sc", 1, Side.AGENT, "d", "p", {}, {}, [], {}, 10_000, False, 8000
+    )
+
+
+async def test_a_bot_gone_before_start_is_seen_as_an_error_close_not_a_silent_bot() -> None:
+    """The bot accepts, then closes with 1011 before `start` goes out: send fails,
+    and receive still sees the close (it used to wait for a start that never came)."""
+
+    async def bot(ws: ServerConnection) -> None:
+        await ws.close(1011, "boom")
+
+    async with serve(bot, "127.0.0.1", 0) as server:
+        port = server.sockets[0].getsockname()[1]
+        endpoint = await dial(
+            ConnectorConfig("twilio", f"twilio+ws://127.0.0.1:{port}"), Side.AGENT
+        )
+        await endpoint._ws.wait_closed()
+        with pytest.raises(ConnectionClosed):
+            await endpoint.send(start_info())
+        async with asyncio.timeout(5):
+            got = [item async for item in endpoint.receive()]
+        await endpoint.close()
+    (event,) = [i for i in got if not isinstance(i, BotAudio)]  # no hang-up, no final state
+    assert isinstance(event, BotEvent) and event.kind is EventKind.LOG
+    assert event.payload["level"] == "error" and event.payload["close_code"] == 1011
+
+
+@pytest.mark.parametrize(
+    ("code", "stop_reason", "status"),
+    [
+        (1011, "bot_disconnected", bridge_pb2.RUN_STATUS_FAILED),
+        (1013, "bot_disconnected", bridge_pb2.RUN_STATUS_FAILED),
+        (1000, "end_tool", bridge_pb2.RUN_STATUS_COMPLETED),
+    ],
+)
+async def test_only_a_clean_close_is_the_agent_hanging_up(
+    bridge: BridgeServer,
+    stub: bridge_pb2_grpc.BridgeServiceStub,
+    code: int,
+    stop_reason: str,
+    status: int,
+) -> None:
+    async def bot(ws: ServerConnection) -> None:
+        async for raw in ws:
+            if json.loads(raw)["event"] == "start":
+                await ws.send(media(0.5))
+                await ws.send(json.dumps({"event": "mark", "mark": {"name": "said"}}))
+            elif json.loads(raw)["event"] == "mark":
+                await ws.close(code, "bye" if code == 1000 else "internal error")
+
+    async with serve(bot, "127.0.0.1", 0) as server:
+        port = server.sockets[0].getsockname()[1]
+        agent = bridge_pb2.ConnectorConfig(kind="twilio", url=f"twilio+ws://127.0.0.1:{port}")
+        user = bridge_pb2.ConnectorConfig(
+            kind="fake", url="fake://u", options_json=json.dumps({"speak_s": 0.0})
+        )
+        run_id = await start_run(
+            stub,
+            [scenario(first_speaker="agent")],
+            max_auto_retries=0,
+            user_connector=user,
+            agent_connector=agent,
+        )
+        events = await watch(stub, run_id)
+    assert events[-1].status == status, [e.message for e in events]
+    with RecordingReader(bridge.db_path) as r:
+        (s,) = r.sessions(run_id)
+        errors = bot_errors(r, s.session_id)
+    assert s.stop_reason == stop_reason, s.stop_detail
+    if code == 1000:
+        assert "closed the media stream" in s.stop_detail and not errors
+    else:
+        assert any(
+            "agent: the agent bot's media stream closed with an error" in e and str(code) in e
+            for e in errors
+        ), errors
