@@ -25,7 +25,9 @@ Twilio during a call:
    ``bot_disconnected``; when the bridge ends the call, it sends ``stop``;
 5. at SessionEnding: the final state is fetched from ``final_state_url`` when
    set (HTTP GET, a JSON document; ``{session_id}``, ``{call_sid}`` and
-   ``{stream_sid}`` are filled in), else there is none.
+   ``{stream_sid}`` are filled in), else there is none; a fetch that fails
+   (an HTTP error, a timeout, a body that is not JSON) leaves none and is
+   recorded as an error-level log naming the URL and the error.
 
 Messages are built and parsed by :mod:`.twilio_protocol`; audio is coded by
 :mod:`.mulaw`. Capacity, pools and retries are the seam's (:mod:`.pool`).
@@ -164,7 +166,8 @@ class TwilioEndpoint:
             yield self._broken(broken)
             if not self._ending.is_set():
                 return  # the session records the bot as disconnected
-        yield await self._final_state()
+        for item in await self._final_state():
+            yield item
 
     async def _play(self, n: int) -> list[BotInput]:
         frame = self._playout.pop()
@@ -241,9 +244,10 @@ class TwilioEndpoint:
         }
         return BotEvent(EventKind.LOG, time.time_ns(), payload)
 
-    async def _final_state(self) -> FinalStatePart:
+    async def _final_state(self) -> list[BotInput]:
+        """The final state from ``final_state_url``; a failed fetch is recorded, never silent."""
         if not self.options.final_state_url or self.ids is None:
-            return FinalStatePart(done=True)
+            return [FinalStatePart(done=True)]
         url = self.options.final_state_url.format(
             session_id=self._session_id, call_sid=self.ids.call_sid, stream_sid=self.ids.stream_sid
         )
@@ -252,12 +256,20 @@ class TwilioEndpoint:
             with urllib.request.urlopen(url, timeout=self.options.final_state_timeout_s) as r:
                 return bytes(r.read())
 
+        problem = "failed"
         try:
             data = await asyncio.to_thread(fetch)
+            problem = "returned no JSON"
             json.loads(data)
-        except (OSError, ValueError):
-            return FinalStatePart(done=True)  # no state: the session records it as missing
-        return FinalStatePart(state=JsonPiece(0, data, True), done=True)
+        except (OSError, ValueError) as exc:
+            payload = {
+                "level": "error",
+                "message": f"twilio final state: GET {url} {problem}: {exc}",
+                "final_state_url": url,
+            }
+            # No state: the session records it as missing, and this says why.
+            return [BotEvent(EventKind.LOG, time.time_ns(), payload), FinalStatePart(done=True)]
+        return [FinalStatePart(state=JsonPiece(0, data, True), done=True)]
 
     # ------------------------------------------------------------ bridge -> agent
     async def send(self, message: BridgeOutput) -> bool:

@@ -11,6 +11,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -27,6 +31,7 @@ from bridge_service.connectors.base import (
     SessionStartInfo,
 )
 from bridge_service.connectors.twilio import dial
+from bridge_service.connectors.twilio_options import stream_sid
 from bridge_service.server import BridgeServer
 from recordings.bot_errors import bot_errors
 from recordings.models import EventKind, Side
@@ -176,3 +181,92 @@ async def test_only_a_clean_close_is_the_agent_hanging_up(
             "agent: the agent bot's media stream closed with an error" in e and str(code) in e
             for e in errors
         ), errors
+
+
+class _StateHandler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        if self.path.startswith("/missing"):
+            self.send_error(404)
+            return
+        body = b"<html>not json</html>"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def state_server() -> Iterator[str]:
+    """An HTTP server on loopback: ``/missing/…`` is a 404, anything else is not JSON."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _StateHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def silent_server() -> Iterator[str]:
+    """A port that accepts connections and never answers (a hung state endpoint)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(8)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+@pytest.mark.parametrize(
+    ("where", "path", "problem"),
+    [
+        ("state_server", "/missing/{call_sid}", "failed: HTTP Error 404"),
+        ("state_server", "/calls/{call_sid}", "returned no JSON"),
+        ("silent_server", "/calls/{call_sid}", "failed: timed out"),
+    ],
+)
+async def test_a_failed_final_state_fetch_is_recorded_as_a_bot_error(
+    bridge: BridgeServer,
+    stub: bridge_pb2_grpc.BridgeServiceStub,
+    request: pytest.FixtureRequest,
+    where: str,
+    path: str,
+    problem: str,
+) -> None:
+    base = request.getfixturevalue(where)
+
+    async def bot(ws: ServerConnection) -> None:
+        async for raw in ws:
+            if json.loads(raw)["event"] == "start":
+                await ws.send(media(0.3))
+                await ws.close()  # hang up once the greeting has gone out
+
+    async with serve(bot, "127.0.0.1", 0) as server:
+        port = server.sockets[0].getsockname()[1]
+        options = {"final_state_url": base + path, "final_state_timeout_s": 0.5}
+        agent = bridge_pb2.ConnectorConfig(
+            kind="twilio", url=f"twilio+ws://127.0.0.1:{port}", options_json=json.dumps(options)
+        )
+        user = bridge_pb2.ConnectorConfig(
+            kind="fake", url="fake://u", options_json=json.dumps({"speak_s": 0.0})
+        )
+        run_id = await start_run(
+            stub,
+            [scenario(first_speaker="agent")],
+            max_auto_retries=0,
+            user_connector=user,
+            agent_connector=agent,
+        )
+        await watch(stub, run_id)
+    with RecordingReader(bridge.db_path) as r:
+        (s,) = r.sessions(run_id)
+        errors = bot_errors(r, s.session_id)
+        final = r.final_states(s.session_id).get(Side.AGENT)
+    assert s.stop_reason == "end_tool", s.stop_detail
+    assert final is None or final.state is None
+    url = base + path.replace("{call_sid}", stream_sid("CA", s.session_id))
+    (line,) = errors
+    assert line.startswith(f"agent: twilio final state: GET {url} {problem}"), line
