@@ -1,7 +1,8 @@
 """Options of the pipecat connector (``ConnectorConfig.options``), validated.
 
 Every key is optional; an unknown key or a wrong type fails the run before it
-starts with a :class:`ConnectorError` naming the key.
+starts: StartRun answers ``INVALID_ARGUMENT`` naming the key
+(:class:`ConnectorOptionsError`, raised by ``pipecat.check_config``).
 
 =====================  =======================================================
 key                    meaning (default)

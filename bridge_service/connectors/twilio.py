@@ -78,7 +78,7 @@ from bridge_service.connectors.twilio_protocol import (
 )
 from recordings.models import EventKind, Side
 
-__all__ = ["TwilioEndpoint", "TwilioOptions", "dial", "parse_options"]
+__all__ = ["TwilioEndpoint", "TwilioOptions", "check_config", "dial", "parse_options"]
 
 
 class TwilioEndpoint:
@@ -320,14 +320,21 @@ class TwilioEndpoint:
             await asyncio.wait_for(self._ws.close(1000 if error is None else 1008, "vae"), 5.0)
 
 
+def check_config(config: ConnectorConfig) -> tuple[TwilioOptions, dict[str, str]]:
+    """The options and custom parameters of ``config``; raises for wrong ones or a bad URL."""
+    parsed = parse_options(config.options)
+    for url in config.urls:
+        if not url.removeprefix("twilio+").startswith(("ws://", "wss://")):
+            raise ConnectorOptionsError(
+                f"twilio connector needs a twilio+ws:// or twilio+wss:// url, got {url!r}"
+            )
+    return parsed
+
+
 async def dial(config: ConnectorConfig, role: Side) -> TwilioEndpoint:
     """Open the WebSocket to the bot at ``config.url`` (``twilio+ws://`` or ``ws://``)."""
-    options, custom = parse_options(config.options)
+    options, custom = check_config(config)
     url = config.url.removeprefix("twilio+")
-    if not url.startswith(("ws://", "wss://")):
-        raise ConnectorOptionsError(
-            f"twilio connector needs a twilio+ws:// or twilio+wss:// url, got {config.url!r}"
-        )
     try:
         ws = await connect(url, max_size=16 * 1024 * 1024, open_timeout=options.open_timeout_s)
     except (OSError, WebSocketException, TimeoutError) as exc:
