@@ -101,7 +101,6 @@ class TwilioEndpoint:
         self._ws = ws
         self._frame_s = options.media_ms / 1000
         self._playout = Playout(RATE * options.media_ms // 1000)
-        self._media_bytes = RATE * options.media_ms // 1000
         self._max_queue = int(options.max_queue_s * RATE)
         self._out: Outgoing | None = None
         self._caller = bytearray()
@@ -279,9 +278,10 @@ class TwilioEndpoint:
             if self._ws.transport.get_write_buffer_size() > self.options.max_buffer_bytes:
                 return False  # the bot is not reading: drop audio, never control
             self._caller += mulaw.encode(message.pcm)
-            while len(self._caller) >= self._media_bytes:
-                chunk = bytes(self._caller[: self._media_bytes])
-                del self._caller[: self._media_bytes]
+            size = self._playout.frame_samples  # one μ-law byte per sample
+            while len(self._caller) >= size:
+                chunk = bytes(self._caller[:size])
+                del self._caller[:size]
                 await self._ws.send(self._out.media(chunk, self._caller_ms))
                 self._caller_ms += self.options.media_ms
             return True
