@@ -99,12 +99,11 @@ class BotStream:
         name: str = "vae-reference-bot",
         version: str = "",
         run_filter: str = "",
-        metadata: tuple[tuple[str, str], ...] = (),
         listen: ListenSettings | None = None,
     ) -> None:
         self.stub, self.role, self.brain, self.synth = stub, role, brain, synth
         self.name, self.version, self.run_filter = name, version, run_filter
-        self.metadata, self.listen = metadata, listen
+        self.listen = listen
         self._outbox: asyncio.Queue[bridge_pb2.BotMessage | None] = asyncio.Queue()
 
     async def _requests(self) -> AsyncIterator[bridge_pb2.BotMessage]:
@@ -133,7 +132,7 @@ class BotStream:
     async def run(self) -> SessionOutcome | None:
         """Play one session; ``None`` when the bridge released us without one."""
         self._outbox.put_nowait(self._join())
-        call = self.stub.Converse(self._requests(), metadata=self.metadata or None)
+        call = self.stub.Converse(self._requests())  # the channel adds the token
         try:
             while True:
                 msg = await _read(call)

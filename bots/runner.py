@@ -20,18 +20,13 @@ from typing import Any
 
 import grpc
 
-from bots import preflight
 from bots.client import BotStream, Brain, SessionOutcome
 from bots.listening import ListenSettings
 from bots.speech import Synthesiser, default_synthesiser
 from vae.bridge.v1 import bridge_pb2_grpc
+from vae.serving import client_channel
 
 log = logging.getLogger("vae.bots.runner")
-
-CHANNEL_OPTIONS = [
-    ("grpc.max_send_message_length", 64 * 1024 * 1024),
-    ("grpc.max_receive_message_length", 64 * 1024 * 1024),
-]
 
 
 @dataclass
@@ -85,10 +80,7 @@ async def run_bots(config: BotConfig, stop: asyncio.Event) -> list[SessionOutcom
     synth = config.synth
     if synth is None:
         synth = await asyncio.to_thread(default_synthesiser)
-    metadata: tuple[tuple[str, str], ...] = ()
-    if config.token:
-        metadata = (("authorization", f"Bearer {config.token}"),)
-    async with preflight.channel(config.address, config.tls_ca, CHANNEL_OPTIONS) as channel:
+    async with client_channel(config.address, token=config.token, tls_ca=config.tls_ca) as channel:
         stub: bridge_pb2_grpc.BridgeServiceAsyncStub = bridge_pb2_grpc.BridgeServiceStub(channel)
 
         async def worker(index: int) -> None:
@@ -98,7 +90,7 @@ async def run_bots(config: BotConfig, stop: asyncio.Event) -> list[SessionOutcom
                 stream = BotStream(
                     stub, config.role, config.brain(), synth,
                     name=config.name, version=config.version, run_filter=config.run_filter,
-                    metadata=metadata, listen=config.listen,
+                    listen=config.listen,
                 )  # fmt: skip
                 try:
                     outcome = await _until_stopped(stream.run(), stop)

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from bridge_service.config import EndPolicy
-from bridge_service.connectors.base import ConnectorConfig
+from bridge_service.connectors.base import ConnectorConfig, ConnectorError, check_connector
 from bridge_service.convert import stop_reason_pb
 from bridge_service.run_model import Classification, RunEvent, RunEventKind, RunView, SessionSummary
 from bridge_service.scenario_files import Source
@@ -79,7 +79,7 @@ def _connector(cfg: bridge_pb2.ConnectorConfig, field: str) -> ConnectorConfig |
         raise ValueError(f"options.{field}.capacity: must be at least 1")
     if cfg.HasField("connect_timeout_s") and cfg.connect_timeout_s <= 0:
         raise ValueError(f"options.{field}.connect_timeout_s: must be positive")
-    return ConnectorConfig(
+    config = ConnectorConfig(
         cfg.kind,
         cfg.url,
         options,
@@ -87,6 +87,11 @@ def _connector(cfg: bridge_pb2.ConnectorConfig, field: str) -> ConnectorConfig |
         cfg.capacity if cfg.HasField("capacity") else 1,
         cfg.connect_timeout_s if cfg.HasField("connect_timeout_s") else 30.0,
     )
+    try:
+        check_connector(config)  # wrong options or URLs: refused now, not at every dial
+    except ConnectorError as exc:
+        raise ValueError(f"options.{field}: {exc}") from exc
+    return config
 
 
 def overrides_from_pb(options: bridge_pb2.RunOptions) -> dict[str, Any]:

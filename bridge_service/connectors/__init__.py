@@ -6,6 +6,7 @@ from bridge_service.connectors.base import (
     ConnectorError,
     ConnectorOptionsError,
     SideEndpoint,
+    check_connector,
     dial,
     register_connector,
 )
@@ -16,6 +17,7 @@ __all__ = [
     "ConnectorError",
     "ConnectorOptionsError",
     "SideEndpoint",
+    "check_connector",
     "dial",
     "register_connector",
 ]

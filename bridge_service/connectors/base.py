@@ -33,9 +33,14 @@ Writing a connector:
 
    The target is imported lazily, the first time a run uses that kind, so a
    connector's optional dependencies cost nothing when it is unused. The
-   built-in kinds are ``pipecat``, ``twilio`` and ``fake`` (for tests). Raise
-   :class:`ConnectorOptionsError` for wrong options (never retried) and
-   :class:`ConnectorError` when the bot cannot be reached (retried by the pool).
+   built-in kinds are ``pipecat``, ``twilio`` and ``fake`` (for tests). Give
+   ``check=`` a function ``(ConnectorConfig) -> None`` (or its
+   ``"module:function"`` path) that raises :class:`ConnectorOptionsError` for
+   wrong options or URLs: StartRun calls it (:func:`check_connector`), so a
+   run with wrong options is refused (``INVALID_ARGUMENT``) before any session
+   is attempted. ``dial`` raises :class:`ConnectorOptionsError` for the same
+   (never retried) and :class:`ConnectorError` when the bot cannot be reached
+   (retried by the pool).
 3. ``receive`` yields the bot's audio (PCM16 LE mono at ``send_rate``), events
    (payloads follow the recorded-event convention in ``tests/factories.py``)
    and, after :class:`SessionEndingOut`, the final state. It returns when the
@@ -80,6 +85,7 @@ __all__ = [
     "BotLimitError",
     "BotProtocolError",
     "BridgeOutput",
+    "Check",
     "ConnectorConfig",
     "ConnectorError",
     "ConnectorOptionsError",
@@ -94,6 +100,7 @@ __all__ = [
     "SessionStartInfo",
     "SideEndpoint",
     "StateSyncOut",
+    "check_connector",
     "connector_kinds",
     "dial",
     "register_connector",
@@ -169,21 +176,46 @@ class ConnectorConfig:
 
 
 Dial = Callable[[ConnectorConfig, Side], Awaitable[SideEndpoint]]
+#: Raises :class:`ConnectorOptionsError` when a config could never be dialled.
+Check = Callable[[ConnectorConfig], None]
 
 _registry: dict[str, str | Dial] = {
     "pipecat": "bridge_service.connectors.pipecat:dial",
     "fake": "bridge_service.connectors.fake:dial",
     "twilio": "bridge_service.connectors.twilio:dial",
 }
+_checks: dict[str, str | Check] = {
+    "pipecat": "bridge_service.connectors.pipecat:check_config",
+    "twilio": "bridge_service.connectors.twilio:check_config",
+}
 
 
-def register_connector(kind: str, target: str | Dial) -> None:
-    """Register a connector kind: a ``"module:function"`` path or the factory itself."""
+def register_connector(kind: str, target: str | Dial, check: str | Check | None = None) -> None:
+    """Register a connector kind: a ``"module:function"`` path or the factory itself.
+
+    ``check`` validates a config of this kind at StartRun (see :func:`check_connector`).
+    """
     _registry[kind] = target
+    if check is None:
+        _checks.pop(kind, None)
+    else:
+        _checks[kind] = check
 
 
 def connector_kinds() -> list[str]:
     return sorted(_registry)
+
+
+def _load(kind: str, target: str) -> Any:
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConnectorError(f"connector {kind!r} is not available: {exc}") from exc
+    loaded = getattr(module, attr, None)
+    if loaded is None:
+        raise ConnectorError(f"connector {kind!r}: {target} does not exist")
+    return loaded
 
 
 def resolve_connector(kind: str) -> Dial:
@@ -192,17 +224,25 @@ def resolve_connector(kind: str) -> Dial:
     if target is None:
         raise ConnectorError(f"unknown connector kind {kind!r} (known: {connector_kinds()})")
     if isinstance(target, str):
-        module_name, _, attr = target.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise ConnectorError(f"connector {kind!r} is not available: {exc}") from exc
-        dial: Any = getattr(module, attr, None)
-        if dial is None:
-            raise ConnectorError(f"connector {kind!r}: {target} does not exist")
+        dial: Dial = _load(kind, target)
         _registry[kind] = dial
-        return dial  # type: ignore[no-any-return]
+        return dial
     return target
+
+
+def check_connector(config: ConnectorConfig) -> None:
+    """Raise :class:`ConnectorError` when no session could ever dial ``config``.
+
+    An unknown or unavailable kind, or (through the kind's ``check``) wrong
+    options or URLs. StartRun calls this, so such a run is refused at once
+    instead of failing every attempt with ``connector_failed``.
+    """
+    resolve_connector(config.kind)
+    check = _checks.get(config.kind)
+    if isinstance(check, str):
+        check = _checks[config.kind] = _load(config.kind, check)
+    if check is not None:
+        check(config)
 
 
 async def dial(config: ConnectorConfig, role: Side) -> SideEndpoint:

@@ -3,7 +3,9 @@
 Why shared: every connector takes ``ConnectorConfig.options`` from a user's
 ``--connector-options`` JSON, and each must fail the same way before the run
 starts — an unknown key or a wrong type names the key and what it must be
-(:class:`ConnectorOptionsError`, never retried).
+(:class:`ConnectorOptionsError`; StartRun refuses the run with
+``INVALID_ARGUMENT`` through the kind's ``check_config``, see
+``base.check_connector``).
 """
 
 from __future__ import annotations

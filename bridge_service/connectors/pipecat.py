@@ -72,7 +72,7 @@ from bridge_service.connectors.pipecat_options import PipecatOptions, parse_opti
 from bridge_service.connectors.pipecat_rtvi import RtviTranslator, as_dict
 from recordings.models import EventKind, Side
 
-__all__ = ["PipecatEndpoint", "dial"]
+__all__ = ["PipecatEndpoint", "check_config", "dial"]
 
 
 class PipecatEndpoint:
@@ -271,13 +271,20 @@ class PipecatEndpoint:
             await asyncio.wait_for(self._ws.close(1000 if error is None else 1008, "vae"), 5.0)
 
 
+def check_config(config: ConnectorConfig) -> PipecatOptions:
+    """The options of ``config``; :class:`ConnectorOptionsError` for wrong ones or a bad URL."""
+    options = parse_options(config.options)
+    for url in config.urls:
+        if not url.startswith(("ws://", "wss://")):
+            raise ConnectorOptionsError(
+                f"pipecat connector needs a ws:// or wss:// url, got {url!r}"
+            )
+    return options
+
+
 async def dial(config: ConnectorConfig, role: Side) -> PipecatEndpoint:
     """Connect to the pipecat bot at ``config.url`` and complete the RTVI handshake."""
-    options = parse_options(config.options)
-    if not config.url.startswith(("ws://", "wss://")):
-        raise ConnectorOptionsError(
-            f"pipecat connector needs a ws:// or wss:// url, got {config.url!r}"
-        )
+    options = check_config(config)
     delay = 0.2
     for attempt in range(1, options.connect_retries + 1):
         try:

@@ -1,7 +1,8 @@
 """Options of the pipecat connector (``ConnectorConfig.options``), validated.
 
 Every key is optional; an unknown key or a wrong type fails the run before it
-starts with a :class:`ConnectorError` naming the key.
+starts: StartRun answers ``INVALID_ARGUMENT`` naming the key
+(:class:`ConnectorOptionsError`, raised by ``pipecat.check_config``).
 
 =====================  =======================================================
 key                    meaning (default)
@@ -26,7 +27,9 @@ key                    meaning (default)
 ``end_tools``          function calls that end the call
 ``write_tools``        function calls recorded as write actions ([])
 ``ready_timeout_s``    wait for ``bot-ready`` (10)
-``connect_retries``    dial attempts, with backoff (5)
+``connect_retries``    dial attempts, with backoff, before the pool's own
+                       retries (1: only the pool retries, so
+                       ``connect_timeout_s`` bounds a refusing endpoint)
 ``max_chunk_ms``       split longer bot audio frames into chunks of this (40)
 ``max_buffer_bytes``   outgoing WebSocket buffer above which peer audio is
                        dropped (and the drop recorded) (1000000)
@@ -60,7 +63,7 @@ class PipecatOptions:
     end_tools: tuple[str, ...] = tuple(sorted(RtviOptions.end_tools))
     write_tools: tuple[str, ...] = ()
     ready_timeout_s: float = 10.0
-    connect_retries: int = 5
+    connect_retries: int = 1
     max_chunk_ms: int = 40
     max_buffer_bytes: int = 1_000_000
 

@@ -16,13 +16,18 @@ Twilio during a call:
    (:mod:`.twilio_playout`): ``clear`` drops what has not played yet (a
    barge-in) and is recorded; a ``mark`` is echoed once the audio queued
    before it has played (and at once on ``clear``), as Twilio does;
-4. the agent closing the socket, or sending ``stop``, is the agent hanging up:
-   its queued audio plays out, then the call ends as the agent's end tool
-   (the user's hang-up when the bot plays the user); when the bridge ends the
-   call, it sends ``stop``;
+4. the agent closing the socket cleanly (close code 1000 or 1001, or none),
+   or sending ``stop``, is the agent hanging up: its queued audio plays out,
+   then the call ends as the agent's end tool (the user's hang-up when the bot
+   plays the user); a close with any other code (1011 internal error, 1013
+   try again later, 1006 connection lost) is no hang-up: it is recorded as an
+   error-level log naming the code and the session ends as
+   ``bot_disconnected``; when the bridge ends the call, it sends ``stop``;
 5. at SessionEnding: the final state is fetched from ``final_state_url`` when
    set (HTTP GET, a JSON document; ``{session_id}``, ``{call_sid}`` and
-   ``{stream_sid}`` are filled in), else there is none.
+   ``{stream_sid}`` are filled in), else there is none; a fetch that fails
+   (an HTTP error, a timeout, a body that is not JSON) leaves none and is
+   recorded as an error-level log naming the URL and the error.
 
 Messages are built and parsed by :mod:`.twilio_protocol`; audio is coded by
 :mod:`.mulaw`. Capacity, pools and retries are the seam's (:mod:`.pool`).
@@ -39,7 +44,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, WebSocketException
+from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, WebSocketException
 
 from bridge_service.connectors import mulaw
 from bridge_service.connectors.base import (
@@ -73,7 +78,7 @@ from bridge_service.connectors.twilio_protocol import (
 )
 from recordings.models import EventKind, Side
 
-__all__ = ["TwilioEndpoint", "TwilioOptions", "dial", "parse_options"]
+__all__ = ["TwilioEndpoint", "TwilioOptions", "check_config", "dial", "parse_options"]
 
 
 class TwilioEndpoint:
@@ -96,7 +101,6 @@ class TwilioEndpoint:
         self._ws = ws
         self._frame_s = options.media_ms / 1000
         self._playout = Playout(RATE * options.media_ms // 1000)
-        self._media_bytes = RATE * options.media_ms // 1000
         self._max_queue = int(options.max_queue_s * RATE)
         self._out: Outgoing | None = None
         self._caller = bytearray()
@@ -113,7 +117,8 @@ class TwilioEndpoint:
         t0 = time.monotonic()
         n = 0
         recv: asyncio.Future[Any] | None = None
-        gone = False  # the socket closed or the bot sent stop: it hung up
+        gone = False  # the socket closed cleanly or the bot sent stop: it hung up
+        broken: ConnectionClosed | None = None  # closed with an error: the bot left
         try:
             while not self._ending.is_set():
                 due = t0 + n * self._frame_s
@@ -139,9 +144,12 @@ class TwilioEndpoint:
                     continue
                 try:
                     data = recv.result()
-                except ConnectionClosed:
-                    gone = True
+                except ConnectionClosedOK:
+                    gone = True  # 1000/1001 (or no status): a deliberate hang-up
                     continue
+                except ConnectionClosed as exc:
+                    broken = exc  # 1011, 1013, 1006 (killed)...: not a hang-up
+                    break
                 finally:
                     recv = None
                 message = parse(data)
@@ -153,7 +161,12 @@ class TwilioEndpoint:
                 recv.cancel()
                 with contextlib.suppress(BaseException):
                     await recv
-        yield await self._final_state()
+        if broken is not None:
+            yield self._broken(broken)
+            if not self._ending.is_set():
+                return  # the session records the bot as disconnected
+        for item in await self._final_state():
+            yield item
 
     async def _play(self, n: int) -> list[BotInput]:
         frame = self._playout.pop()
@@ -222,9 +235,18 @@ class TwilioEndpoint:
             EventKind.END_CONVERSATION, time.time_ns(), {"kind": kind, "reason": reason}
         )
 
-    async def _final_state(self) -> FinalStatePart:
+    def _broken(self, exc: ConnectionClosed) -> BotEvent:
+        payload = {
+            "level": "error",
+            "message": f"the {self.role} bot's media stream closed with an error ({exc})",
+            "close_code": exc.rcvd.code if exc.rcvd is not None else 1006,
+        }
+        return BotEvent(EventKind.LOG, time.time_ns(), payload)
+
+    async def _final_state(self) -> list[BotInput]:
+        """The final state from ``final_state_url``; a failed fetch is recorded, never silent."""
         if not self.options.final_state_url or self.ids is None:
-            return FinalStatePart(done=True)
+            return [FinalStatePart(done=True)]
         url = self.options.final_state_url.format(
             session_id=self._session_id, call_sid=self.ids.call_sid, stream_sid=self.ids.stream_sid
         )
@@ -233,12 +255,20 @@ class TwilioEndpoint:
             with urllib.request.urlopen(url, timeout=self.options.final_state_timeout_s) as r:
                 return bytes(r.read())
 
+        problem = "failed"
         try:
             data = await asyncio.to_thread(fetch)
+            problem = "returned no JSON"
             json.loads(data)
-        except (OSError, ValueError):
-            return FinalStatePart(done=True)  # no state: the session records it as missing
-        return FinalStatePart(state=JsonPiece(0, data, True), done=True)
+        except (OSError, ValueError) as exc:
+            payload = {
+                "level": "error",
+                "message": f"twilio final state: GET {url} {problem}: {exc}",
+                "final_state_url": url,
+            }
+            # No state: the session records it as missing, and this says why.
+            return [BotEvent(EventKind.LOG, time.time_ns(), payload), FinalStatePart(done=True)]
+        return [FinalStatePart(state=JsonPiece(0, data, True), done=True)]
 
     # ------------------------------------------------------------ bridge -> agent
     async def send(self, message: BridgeOutput) -> bool:
@@ -248,9 +278,10 @@ class TwilioEndpoint:
             if self._ws.transport.get_write_buffer_size() > self.options.max_buffer_bytes:
                 return False  # the bot is not reading: drop audio, never control
             self._caller += mulaw.encode(message.pcm)
-            while len(self._caller) >= self._media_bytes:
-                chunk = bytes(self._caller[: self._media_bytes])
-                del self._caller[: self._media_bytes]
+            size = self._playout.frame_samples  # one μ-law byte per sample
+            while len(self._caller) >= size:
+                chunk = bytes(self._caller[:size])
+                del self._caller[:size]
                 await self._ws.send(self._out.media(chunk, self._caller_ms))
                 self._caller_ms += self.options.media_ms
             return True
@@ -270,9 +301,11 @@ class TwilioEndpoint:
                 "role": str(message.role),
                 **self.custom,
             }
-            await self._ws.send(self._out.connected())
-            await self._ws.send(self._out.start(params))
-            self._started.set()
+            try:
+                await self._ws.send(self._out.connected())
+                await self._ws.send(self._out.start(params))
+            finally:
+                self._started.set()  # also when the bot already left: receive sees it
         elif isinstance(message, SessionEndingOut):
             if self._out is not None and not self._hung_up:
                 with contextlib.suppress(ConnectionClosed):
@@ -287,14 +320,21 @@ class TwilioEndpoint:
             await asyncio.wait_for(self._ws.close(1000 if error is None else 1008, "vae"), 5.0)
 
 
+def check_config(config: ConnectorConfig) -> tuple[TwilioOptions, dict[str, str]]:
+    """The options and custom parameters of ``config``; raises for wrong ones or a bad URL."""
+    parsed = parse_options(config.options)
+    for url in config.urls:
+        if not url.removeprefix("twilio+").startswith(("ws://", "wss://")):
+            raise ConnectorOptionsError(
+                f"twilio connector needs a twilio+ws:// or twilio+wss:// url, got {url!r}"
+            )
+    return parsed
+
+
 async def dial(config: ConnectorConfig, role: Side) -> TwilioEndpoint:
     """Open the WebSocket to the bot at ``config.url`` (``twilio+ws://`` or ``ws://``)."""
-    options, custom = parse_options(config.options)
+    options, custom = check_config(config)
     url = config.url.removeprefix("twilio+")
-    if not url.startswith(("ws://", "wss://")):
-        raise ConnectorOptionsError(
-            f"twilio connector needs a twilio+ws:// or twilio+wss:// url, got {config.url!r}"
-        )
     try:
         ws = await connect(url, max_size=16 * 1024 * 1024, open_timeout=options.open_timeout_s)
     except (OSError, WebSocketException, TimeoutError) as exc:

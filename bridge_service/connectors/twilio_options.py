@@ -1,8 +1,10 @@
 """Options of the Twilio Media Streams connector (``ConnectorConfig.options``), validated.
 
 Every key is optional; an unknown key or a wrong type fails the run before it
-starts (:class:`ConnectorOptionsError`, never retried). The sids default to
-values derived from the session id, so a replayed session gets the same ones.
+starts: StartRun answers ``INVALID_ARGUMENT`` naming the key
+(:class:`ConnectorOptionsError`, raised by ``twilio.check_config``). The sids
+default to values derived from the session id: stable per session id only
+(a retried or replayed attempt is a new session, so it gets new sids).
 """
 
 from __future__ import annotations

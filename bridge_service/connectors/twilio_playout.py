@@ -21,7 +21,6 @@ class Frame:
 
     pcm: bytes
     marks: list[str]
-    voiced: bool
 
 
 class Playout:
@@ -51,17 +50,15 @@ class Playout:
         need = self.frame_samples * 2
         out = bytearray()
         marks: list[str] = []
-        voiced = False
         while self._items and (len(out) < need or isinstance(self._items[0], str)):
             item = self._items.popleft()
             if isinstance(item, str):
                 marks.append(item)
                 continue
-            voiced = True
             take = item[: need - len(out)]
             out += take
             if len(take) < len(item):
                 self._items.appendleft(item[len(take) :])
         self.queued_samples -= len(out) // 2
         out += bytes(need - len(out))
-        return Frame(bytes(out), marks, voiced)
+        return Frame(bytes(out), marks)

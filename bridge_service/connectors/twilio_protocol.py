@@ -8,8 +8,9 @@ The bridge plays Twilio's part. It sends ``connected``, ``start`` (account,
 call and stream sids, the track, the media format, custom parameters),
 ``media`` (base64 μ-law 8 kHz, 20 ms per message, with the chunk number and
 the timestamp in ms since the stream started), ``mark`` (echoing the agent's
-marks once the audio before them has played), ``dtmf`` and ``stop``. It reads
-the agent's ``media``, ``mark``, ``clear`` and ``stop``.
+marks once the audio before them has played) and ``stop``; no ``dtmf`` (vae
+has no source of key presses). It reads the agent's ``media``, ``mark``,
+``clear`` and ``stop``.
 """
 
 from __future__ import annotations
@@ -72,17 +73,17 @@ class Outgoing:
 
     def _next(self, event: str, **body: Any) -> str:
         self._sequence += 1
-        msg: dict[str, Any] = {"event": event, "sequenceNumber": str(self._sequence)}
-        if event != "connected":
-            msg["streamSid"] = self.ids.stream_sid
+        msg: dict[str, Any] = {
+            "event": event,
+            "sequenceNumber": str(self._sequence),
+            "streamSid": self.ids.stream_sid,
+        }
         msg.update(body)
         return json.dumps(msg)
 
     def connected(self) -> str:
-        self._sequence = -1  # Twilio's `connected` carries no sequence; `start` is 1
-        msg = {"event": "connected", "protocol": "Call", "version": "1.0.0"}
-        self._sequence = 0
-        return json.dumps(msg)
+        # Twilio's `connected` carries no sequence number; `start` is 1.
+        return json.dumps({"event": "connected", "protocol": "Call", "version": "1.0.0"})
 
     def start(self, custom_parameters: dict[str, str]) -> str:
         return self._next(
@@ -111,9 +112,6 @@ class Outgoing:
 
     def mark(self, name: str) -> str:
         return self._next("mark", mark={"name": name})
-
-    def dtmf(self, digit: str) -> str:
-        return self._next("dtmf", dtmf={"track": "inbound_track", "digit": digit})
 
     def stop(self) -> str:
         return self._next(

@@ -13,8 +13,9 @@
 //   SessionEnded -> closes the stream.
 //
 // It holds --concurrency sessions at once (one Converse stream each) and keeps
-// joining until stopped (SIGINT/SIGTERM) or --sessions sessions are played;
-// then it prints {"sessions": [...]} on stdout and exits 0. A stream that
+// joining until stopped (SIGINT/SIGTERM) or --sessions sessions are played
+// (streams still waiting are released then, sessions in progress finish, so it
+// may report more); then it prints {"sessions": [...]} on stdout and exits 0. A stream that
 // fails is reopened with backoff (the bridge may be restarting); a refused
 // token, or --max-tries failures in a row (a wrong --tls-ca, no bridge), end
 // it with a message naming the option, exit status 1.
@@ -225,7 +226,9 @@ class AgentBot {
 
 // One Converse stream: Join, wait for a session, play it. Resolves with the
 // session's outcome (null when the bridge released the stream with
-// WaitTimeout); rejects with the gRPC error when the stream fails.
+// WaitTimeout); rejects with the gRPC error when the stream fails before its
+// session ended. onCall(call) when the stream opens, onCall(call, 'session')
+// when its session starts, onCall(null, call) when the stream is over.
 function playOneSession(client, { runFilter, token, log, onCall }) {
   const call = client.Converse(metadataFor(token));
   if (onCall) onCall(call);
@@ -238,6 +241,7 @@ function playOneSession(client, { runFilter, token, log, onCall }) {
           log(`joined as ${msg.joined.stream_id}; frames of ${msg.joined.frame_ms} ms`);
           break;
         case 'session_start':
+          if (onCall) onCall(call, 'session');
           bot.onSessionStart(msg.session_start);
           break;
         case 'audio':
@@ -265,7 +269,8 @@ function playOneSession(client, { runFilter, token, log, onCall }) {
     });
     call.on('error', (err) => {
       bot.stop();
-      if (err.code === grpc.status.CANCELLED && outcome === null) resolve(null);
+      // After session_ended the session is over and recorded: keep its outcome.
+      if (outcome !== null || err.code === grpc.status.CANCELLED) resolve(outcome);
       else reject(err);
     });
     call.on('end', () => {
@@ -310,6 +315,7 @@ async function runBot({
   bridge, runFilter = '', token = '', tlsCa = '', concurrency = 1, sessions = 0,
   maxTries = 10, log = console.log, stop = { stopped: false, calls: new Set() },
 }) {
+  const waiting = new Set(); // streams joined but given no session yet
   const vae = loadVae();
   const client = new vae.bridge.v1.BridgeService(bridge, credentialsFor(tlsCa));
   const outcomes = [];
@@ -325,12 +331,24 @@ async function runBot({
           runFilter,
           token,
           log,
-          onCall: (call, done) => (call ? stop.calls.add(call) : stop.calls.delete(done)),
+          onCall: (call, done) => {
+            if (!call) {
+              stop.calls.delete(done);
+              waiting.delete(done);
+            } else if (done === 'session') {
+              waiting.delete(call);
+            } else {
+              stop.calls.add(call);
+              waiting.add(call);
+            }
+          },
         });
         failures = 0;
         backoff = 200;
         if (outcome !== null) outcomes.push(outcome);
-        if (enough()) for (const call of stop.calls) call.cancel(); // release waiting streams
+        // Enough sessions: release the streams still waiting for one. Sessions other
+        // workers are playing go on to their end (cancelling them would cut calls).
+        if (enough()) for (const call of waiting) call.cancel();
       } catch (err) {
         if (stop.stopped) return;
         failures += 1;
@@ -347,7 +365,6 @@ async function runBot({
   }
 
   await Promise.all(Array.from({ length: Math.max(1, concurrency) }, (_, i) => worker(i)));
-  for (const call of stop.calls) call.cancel();
   client.close();
   if (fatal !== null) throw new Error(fatal);
   return outcomes;

@@ -27,7 +27,7 @@ from recordings.reader import RecordingReader
 from tests.interop.conftest import NODE_DIR, ROOT, SETTINGS, start_run, watch_until_done
 from tests.interop.test_node import node_ready
 from tests.tls import self_signed
-from vae.bridge.v1 import bridge_pb2_grpc
+from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.serving import TlsFiles, client_channel
 
 TOKEN = "s3cret-token"
@@ -207,3 +207,54 @@ async def test_a_wrong_token_or_ca_ends_every_client_clearly(
     assert user.returncode == 1 and option in user_err.decode(), user_err.decode()
     what = "UNAUTHENTICATED" if mistake == "token" else "TLS handshake failed"
     assert what in user_err.decode()
+
+
+async def test_enough_sessions_release_waiting_streams_and_let_live_ones_finish(
+    bridge: BridgeServer,
+    bridge_stub: bridge_pb2_grpc.BridgeServiceStub,
+    db_path: Path,
+) -> None:
+    """--sessions 1 with two sessions in progress: the second one is not cut off."""
+    proc = await asyncio.create_subprocess_exec(
+        node_ready(), str(NODE_DIR / "bot.js"), "--bridge", bridge.address,
+        "--concurrency", "2", "--sessions", "1",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    lines: list[str] = []
+    stop = asyncio.Event()
+    users: asyncio.Task[object] | None = None
+    try:
+        async with asyncio.timeout(30):  # both streams wait before the run starts
+            while sum("joined as" in line for line in lines) < 2:
+                line = (await proc.stderr.readline()).decode()
+                assert line, f"the bot exited before joining: {''.join(lines)}"
+                lines.append(line)
+        slow = {
+            **scenario("slow"),
+            "user": {"script": [{"say": "Hi, a table please."}, {"say": "For two, at eight."}]},
+            "agent": {"node_bot": {"answers": 2}},
+        }
+        run_id = await start_run(bridge_stub, [scenario("quick"), slow], concurrency=2)
+        user = BotConfig(
+            bridge.address, "user", lambda: play_script, run_filter=run_id, concurrency=2
+        )
+        users = asyncio.create_task(run_bots(user, stop))
+        async with asyncio.timeout(120):
+            events = await watch_until_done(bridge_stub, run_id)
+            out, rest = await proc.communicate()  # it exits by itself after --sessions
+    finally:
+        stop.set()
+        if proc.returncode is None:
+            proc.kill()
+        if users is not None:
+            await users
+    assert proc.returncode == 0, "".join(lines) + rest.decode()
+    with RecordingReader(db_path) as r:
+        reasons = {s.scenario_name: s.stop_reason for s in r.sessions(run_id)}
+        spans = sorted((s.started_ns, s.ended_ns or 0) for s in r.sessions(run_id))
+    assert spans[1][0] < spans[0][1]  # the two sessions overlapped
+    assert reasons == {"quick": "end_tool", "slow": "end_tool"}, reasons
+    assert events[-1].status == bridge_pb2.RUN_STATUS_COMPLETED, [e.message for e in events]
+    played = json.loads(out)["sessions"]
+    assert sorted(s["scenario"] for s in played) == ["quick", "slow"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -189,6 +190,20 @@ async def test_dialling_nothing_fails_clearly() -> None:
         await dial(ConnectorConfig("pipecat", url, {"bogus": 1}), Side.AGENT)
     with pytest.raises(ConnectorError, match="ws://"):
         await dial(ConnectorConfig("pipecat", "http://x", {}), Side.AGENT)
+
+
+async def test_connect_timeout_bounds_a_refusing_pipecat_endpoint() -> None:
+    """Only the pool retries a refused dial: connect_timeout_s is the bound, not 5 x backoff."""
+    from bridge_service.connectors.base import ConnectorError
+    from bridge_service.connectors.pool import ConnectorPools
+    from tests.interop.conftest import free_port
+
+    url = f"ws://127.0.0.1:{free_port()}"
+    config = ConnectorConfig("pipecat", url, {}, connect_timeout_s=1.0)
+    t0 = time.monotonic()
+    with pytest.raises(ConnectorError, match="within 1 s of retries"):
+        await ConnectorPools().dial(config, Side.AGENT)
+    assert time.monotonic() - t0 < 2.0  # the pool's 1 s (it measured 6.3 s with 5 tries)
 
 
 async def test_bot_that_dies_mid_call_ends_the_stream(
