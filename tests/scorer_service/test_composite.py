@@ -338,3 +338,16 @@ async def test_a_silent_first_speaker_never_passes_on_a_vacuous_db_match(tmp_pat
     summary = result.scoring.summary
     assert summary["success_rate"] == 0.0
     assert summary["stalled"] == ["silent"]
+
+
+@pytest.mark.parametrize("alias", ["[EXIT]", "[TIMEOUT]", "exit", "STOP_REASON_BOT_ERROR"])
+async def test_clean_exit_reads_stop_reasons_through_the_one_table(alias: str) -> None:
+    """CLEAN_EXIT keeps no spelling table of its own: recordings.stop_reasons is the one."""
+    from recordings import stop_reasons
+    from scorer_service.scorers import clean_exit
+
+    assert not hasattr(clean_exit, "_ALIASES")
+    assert not hasattr(clean_exit, "normalise_stop_reason")
+    [by_alias] = await CleanExitScorer().score(make_ctx(alias))
+    [by_name] = await CleanExitScorer().score(make_ctx(stop_reasons.normalise(alias)))
+    assert by_alias.verdict is by_name.verdict
