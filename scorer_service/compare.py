@@ -30,6 +30,9 @@ from scorer_service.ledger import current_scoring, resolve_scoring
 from scorer_service.repeats import pass_hat
 
 CHANGES = ("regression", "fix", "unscored", "only_a", "only_b", "same")
+#: Changes that are no verdict on the scenario (``vae compare --fail-on-regression`` fails
+#: on them unless ``--allow-unscored``).
+UNDECIDED = ("unscored", "only_a", "only_b")
 
 
 class CompareError(ValueError):
@@ -81,6 +84,12 @@ class RunComparison:
     @property
     def regressions(self) -> list[ScenarioChange]:
         return [s for s in self.scenarios if s.change == "regression"]
+
+    @property
+    def undecided(self) -> list[ScenarioChange]:
+        """Scenarios not compared: unscored on a side, or in one run only (never a flip,
+        but nothing says they did not regress)."""
+        return [s for s in self.scenarios if s.change in UNDECIDED]
 
     def counts(self) -> dict[str, int]:
         return {c: sum(1 for s in self.scenarios if s.change == c) for c in CHANGES}
