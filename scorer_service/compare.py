@@ -35,6 +35,26 @@ CHANGES = ("regression", "fix", "unscored", "only_a", "only_b", "same")
 UNDECIDED = ("unscored", "only_a", "only_b")
 
 
+def counts_line(counts: dict[str, int]) -> str:
+    """``1 regressions, 2 fixes, 3 unchanged, 1 unscored`` (and ``, 1 only in A`` ...).
+
+    The one line ``vae report --baseline`` and ``vae demo`` print for a
+    comparison's counts: the unscored (and one-run-only) scenarios are always
+    beside the flips, since nothing says they did not regress.
+    """
+    parts = [
+        f"{counts.get('regression', 0)} regressions",
+        f"{counts.get('fix', 0)} fixes",
+        f"{counts.get('same', 0)} unchanged",
+        f"{counts.get('unscored', 0)} unscored",
+    ]
+    parts += [f"{counts[k]} {label}" for k, label in _ONE_RUN.items() if counts.get(k)]
+    return ", ".join(parts)
+
+
+_ONE_RUN = {"only_a": "only in A", "only_b": "only in B"}
+
+
 class CompareError(ValueError):
     """The two sides cannot be compared as asked (no scoring, scoring of another run)."""
 

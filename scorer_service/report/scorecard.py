@@ -4,10 +4,11 @@ Success rate (with how many sessions were decided and how many stayed
 unscored, and why: the summary's ``unscored`` block, :mod:`scorer_service.unscored`,
 which also counts the sessions that never ended and were not scored at all;
 a scoring without it, e.g. one imported from NeMo, falls back to its
-``is_successful`` counts and the sessions' reasons), task success, latency p50/p95, pass^k when scenarios were
-repeated — each with its change against the baseline run when there is one —
-then success per domain and per signal as coloured bars, then every failing
-(or unscored) session with its one-line reason, linking to its details.
+``is_successful`` counts and the sessions' reasons), task success, latency
+p50/p95, pass^k when scenarios were repeated — each with its change against
+the baseline run when there is one — then success per domain and per signal
+as coloured bars, then every failing (or unscored) session with its one-line
+reason, linking to its details.
 """
 
 from __future__ import annotations
