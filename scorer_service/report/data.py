@@ -118,6 +118,8 @@ def missing_cause(session: SessionRecord) -> str:
     """Why a scoring holds no verdict for ``session`` (the unscored block's cause)."""
     if session.ended_ns is None:
         return unfinished_cause(None)  # "unfinished: never ended", as rescore counts it
+    if not is_finished(session.stop_reason):
+        return unfinished_cause(session.stop_reason)  # e.g. an imported crashed attempt
     return "not scored by this scoring"
 
 

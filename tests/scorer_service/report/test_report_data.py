@@ -303,3 +303,25 @@ async def test_a_failed_scoring_says_so_in_the_subtitle(
     assert '<span class="scoring-status">scoring failed: ' in sub and "HTTP 401" in sub
     assert {s["verdict"] for s in data["sessions"]} == {"unscored"}
     assert "Nothing failed" not in html
+
+
+async def test_a_nemo_original_scoring_counts_the_attempts_it_holds_no_verdict_for(
+    tmp_path: Path,
+) -> None:
+    """The imported scoring has no ``unscored`` block; its crashed attempts are not passes."""
+    from recordings.importers import import_nemo
+    from tests.interop import nemo_fixture as fx
+
+    db = tmp_path / "vae.db"
+    imported = await import_nemo(db, fx.build(tmp_path / "src"))
+    with RecordingReader(db) as reader:
+        data = report_data(reader, imported.run_id, imported.scoring_id, include_audio=False)
+    assert "unscored" not in data["summary"]
+    crashed = next(s for s in data["sessions"] if s["scenario_name"] == fx.CRASHED)
+    assert (crashed["verdict"], crashed["reason"]) == ("unscored", "unfinished: attempt_crashed")
+    html = render(data)
+    unscored = sum(1 for s in data["sessions"] if s["verdict"] == "unscored")
+    assert unscored >= 1
+    assert f'<span class="unscored-count">{unscored} unscored</span>' in html
+    failing = html[html.index("<h2>What failed") : html.index("</ol>")]
+    assert fx.CRASHED in failing and "unfinished: attempt_crashed" in failing
