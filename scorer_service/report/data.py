@@ -4,9 +4,9 @@
 JSON-safe values. The scoring shown is the one asked for, else the run's
 current scoring (newest complete, not superseded); a run with no scoring still
 reports its recordings, with every verdict "not scored". A session the scoring
-shown holds no verdict for (one that never ended, which a rescore skips, or
-one the scoring never reached) is ``unscored`` with its cause, never left out
-of what did not pass. Sessions come failing
+shown holds no verdict for (one that never ended, which a rescore skips; an
+imported attempt that crashed; one the scoring never reached) is ``unscored``
+with its cause, never left out of what did not pass. Sessions come failing
 first (then unscored, passed, not applicable), each with a one-line reason, so
 the first screen answers "what failed and why". With a baseline run the data
 also holds the run-vs-run comparison (:mod:`scorer_service.compare`).
