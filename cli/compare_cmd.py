@@ -2,9 +2,10 @@
 
 A thin caller of :func:`scorer_service.compare.compare_runs`, reading the
 database directly (no service needed). Exit codes: 0 compared (also with
-regressions, unless ``--fail-on-regression``), 1 a regression with
-``--fail-on-regression``, 2 bad input (unknown run or scoring, a scoring of
-another run, no database).
+regressions, unless ``--fail-on-regression``), 1 with ``--fail-on-regression``
+a regression, or a scenario that could not be compared (unscored on a side,
+a side with no scoring, or in one run only) unless ``--allow-unscored``,
+2 bad input (unknown run or scoring, a scoring of another run, no database).
 """
 
 from __future__ import annotations
@@ -26,7 +27,16 @@ from cli.common import db_option, json_option, print_json, store_errors
     "--fail-on-regression",
     is_flag=True,
     envvar="VAE_FAIL_ON_REGRESSION",
-    help="Exit 1 when any scenario regressed (for CI) (env VAE_FAIL_ON_REGRESSION).",
+    help="Exit 1 when any scenario regressed, or could not be compared (unscored on a "
+    "side, a side with no scoring, in one run only) unless --allow-unscored (for CI) "
+    "(env VAE_FAIL_ON_REGRESSION).",
+)
+@click.option(
+    "--allow-unscored",
+    is_flag=True,
+    envvar="VAE_ALLOW_UNSCORED",
+    help="With --fail-on-regression: exit 0 even when scenarios are unscored or in one run "
+    "only; only regressions fail (env VAE_ALLOW_UNSCORED).",
 )
 @db_option
 @json_option
@@ -37,6 +47,7 @@ def compare_command(
     scoring_a: str | None,
     scoring_b: str | None,
     fail_on_regression: bool,
+    allow_unscored: bool,
     db_path: Path,
     as_json: bool,
 ) -> None:
@@ -46,13 +57,16 @@ def compare_command(
     unscored (no verdict on a side: never counted as a flip), or present in one
     run only. Repeated trials (vae run --repeat K) are compared with pass^k.
     Prints the reason of every flip, the rates side by side and what differed
-    in the two runs' and scorings' configuration. Exit codes: 0 compared, 1 a
-    regression with --fail-on-regression, 2 bad input.
+    in the two runs' and scorings' configuration. Exit codes: 0 compared; 1
+    with --fail-on-regression when a scenario regressed or could not be
+    compared (unscored, a side not scored, in one run only: named on stderr)
+    unless --allow-unscored; 2 bad input.
 
     \b
     Examples:
       vae compare 2026-12-01 2026-12-02 --db vae.db
       vae compare v1-run v2-run --json --fail-on-regression
+      vae compare v1-run v2-run --fail-on-regression --allow-unscored   # only regressions fail
     """
     from scorer_service.compare import CompareError, compare_runs
     from scorer_service.ledger import ScoringNotFoundError
@@ -71,7 +85,23 @@ def compare_command(
         from cli.scoring_text import render_comparison
 
         click.echo(render_comparison(cmp), nl=False)
-    if fail_on_regression and cmp.regressions:
+    if not fail_on_regression:
+        return
+    failed = False
+    if cmp.regressions:
         names = ", ".join(s.scenario for s in cmp.regressions)
         click.echo(f"{len(cmp.regressions)} regression(s): {names}", err=True)
+        failed = True
+    if cmp.undecided:
+        names = ", ".join(f"{s.scenario} ({_UNDECIDED[s.change]})" for s in cmp.undecided)
+        line = f"{len(cmp.undecided)} scenario(s) not compared: {names}"
+        if allow_unscored:
+            click.echo(f"{line} (accepted: --allow-unscored)", err=True)
+        else:
+            click.echo(f"{line}; exit 1 (--allow-unscored accepts this)", err=True)
+            failed = True
+    if failed:
         sys.exit(1)
+
+
+_UNDECIDED = {"unscored": "unscored", "only_a": "only in A", "only_b": "only in B"}

@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from recordings.reader import RecordingReader
+from scorer_service.compare import counts_line
 
 
 def previous_scored_run(reader: RecordingReader, run_id: str) -> str | None:
@@ -32,11 +33,7 @@ def print_comparison(baseline: dict[str, Any] | None, run_id: str, db_path: Path
             "and `vae compare FIRST_RUN SECOND_RUN` prints it"
         )
         return
-    c = baseline["counts"]
-    click.echo(
-        f"against the previous run {baseline['run_a']}: {c['regression']} regressions, "
-        f"{c['fix']} fixes, {c['same']} unchanged, {c['unscored']} unscored"
-    )
+    click.echo(f"against the previous run {baseline['run_a']}: {counts_line(baseline['counts'])}")
     for s in baseline["scenarios"]:
         if s["change"] in ("regression", "fix"):
             why = s["reasons"][0] if s["reasons"] else ""

@@ -133,12 +133,13 @@ def report_command(
         )
     else:
         note = f"scoring {scoring}" if scoring else "not scored yet"
+        if data["scoring"] and data["scoring"]["status"] != "complete":
+            note += f" ({data['scoring']['status']})"
         click.echo(f"wrote {target} ({run_id}, {note}, {len(data['sessions'])} sessions)")
         if data["baseline"]:
-            c = data["baseline"]["counts"]
-            click.echo(
-                f"against {data['baseline']['run_a']}: {c['regression']} regressions, "
-                f"{c['fix']} fixes, {c['same']} unchanged"
-            )
+            from scorer_service.compare import counts_line
+
+            counts = counts_line(data["baseline"]["counts"])
+            click.echo(f"against {data['baseline']['run_a']}: {counts}")
         if audio_dir:
             click.echo(f"audio in {audio_dir}/ (keep it beside the HTML)")

@@ -2,9 +2,10 @@
 
 Rates are passed / (passed + failed): not-applicable and unscored verdicts are
 counted beside the rate but never in it. Sessions of unfinished attempts are
-left out of per-signal rates (their composites are unscored). Stalled sessions count as failures in
-the composites and are left out of per-signal rates (listed under
-``stalled``). Latency figures pool every response latency of the run (not a
+left out of per-signal rates (their composites are unscored). Stalled sessions
+(0 conversation turns, or too few agent turns: :mod:`scorer_service.composite`)
+count as failures in the composites and are left out of per-signal rates
+(listed under ``stalled``). Latency figures pool every response latency of the run (not a
 mean of means). Repeated trials (copies named ``name#1``, ``name#2`` ...)
 give pass^k and pass@k per scenario, per domain and overall
 (:mod:`scorer_service.repeats`).

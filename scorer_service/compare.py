@@ -30,6 +30,29 @@ from scorer_service.ledger import current_scoring, resolve_scoring
 from scorer_service.repeats import pass_hat
 
 CHANGES = ("regression", "fix", "unscored", "only_a", "only_b", "same")
+#: Changes that are no verdict on the scenario (``vae compare --fail-on-regression`` fails
+#: on them unless ``--allow-unscored``).
+UNDECIDED = ("unscored", "only_a", "only_b")
+
+
+def counts_line(counts: dict[str, int]) -> str:
+    """``1 regressions, 2 fixes, 3 unchanged, 1 unscored`` (and ``, 1 only in A`` ...).
+
+    The one line ``vae report --baseline`` and ``vae demo`` print for a
+    comparison's counts: the unscored (and one-run-only) scenarios are always
+    beside the flips, since nothing says they did not regress.
+    """
+    parts = [
+        f"{counts.get('regression', 0)} regressions",
+        f"{counts.get('fix', 0)} fixes",
+        f"{counts.get('same', 0)} unchanged",
+        f"{counts.get('unscored', 0)} unscored",
+    ]
+    parts += [f"{counts[k]} {label}" for k, label in _ONE_RUN.items() if counts.get(k)]
+    return ", ".join(parts)
+
+
+_ONE_RUN = {"only_a": "only in A", "only_b": "only in B"}
 
 
 class CompareError(ValueError):
@@ -81,6 +104,12 @@ class RunComparison:
     @property
     def regressions(self) -> list[ScenarioChange]:
         return [s for s in self.scenarios if s.change == "regression"]
+
+    @property
+    def undecided(self) -> list[ScenarioChange]:
+        """Scenarios not compared: unscored on a side, or in one run only (never a flip,
+        but nothing says they did not regress)."""
+        return [s for s in self.scenarios if s.change in UNDECIDED]
 
     def counts(self) -> dict[str, int]:
         return {c: sum(1 for s in self.scenarios if s.change == c) for c in CHANGES}

@@ -14,9 +14,15 @@ cause. So:
   shutdown, a peer that never joined, a crashed import ...) is never passed or
   failed: both composites are ``unscored`` with the cause ``unfinished: <reason>``.
 - ``is_task_successful`` is the same without CLEAN_EXIT.
-- A stalled session (the bridge counted fewer agent responses than
-  ``min_agent_turns``) fails both composites whatever its signals say; the
-  aggregation leaves it out of per-signal rates.
+- A stalled session fails both composites whatever its signals say, and its
+  ``stalled`` signal is ``failed`` (the aggregation leaves it out of
+  per-signal rates and lists it under ``stalled``). A finished attempt is
+  stalled when the bridge counted 0 conversation turns (``user_turns +
+  agent_turns``; reason ``0 conversation turns``: its other signals can only
+  pass vacuously, e.g. an expected DB equal to the initial one), or fewer
+  agent responses than ``min_agent_turns`` (reason ``stalled: too few agent
+  turns``). An unfinished attempt is never stalled: ``stalled`` is
+  ``unscored`` with the same cause as the composites.
 - ``bot_errors`` (informational) lists the errors the bots reported during
   the call, so the rescore output and the report show them beside the session.
 """
@@ -48,11 +54,12 @@ def composite(
     name: str,
     gating: list[str],
     by_signal: dict[str, SignalScore],
-    stalled: bool,
+    stalled: str,
     unfinished: str = "",
 ) -> SignalScore:
-    if stalled:
-        detail: dict[str, Any] = {"gating": gating, "reason": "stalled: too few agent turns"}
+    """One composite; ``stalled`` is why the session stalled ("" when it did not)."""
+    if stalled and not unfinished:
+        detail: dict[str, Any] = {"gating": gating, "reason": stalled}
         return SignalScore(name, Verdict.FAILED, 0.0, detail)
     decided = {
         s: by_signal[s].verdict
@@ -83,23 +90,40 @@ def composite(
     return SignalScore(name, Verdict.PASSED, 1.0, detail)
 
 
+def stall_reason(ctx: ScoringContext) -> str:
+    """Why a finished attempt counts as stalled ("" when it does not)."""
+    if ctx.session.user_turns + ctx.session.agent_turns == 0:
+        return "0 conversation turns"
+    if ctx.stalled:
+        return "stalled: too few agent turns"
+    return ""
+
+
 def composites(ctx: ScoringContext, scores: list[SignalScore]) -> list[SignalScore]:
     by_signal = {s.signal: s for s in scores}
     gating = [str(s) for s in ctx.scenario.success_signals]
     task_gating = [s for s in gating if s != signals.CLEAN_EXIT]
     reason = ctx.session.stop_reason
     unfinished = "" if is_finished(reason) else unfinished_cause(reason)
+    stalled = "" if unfinished else stall_reason(ctx)
     stall_detail: dict[str, Any] = {
+        "user_turns": ctx.session.user_turns,
         "agent_turns": ctx.session.agent_turns,
         "min_agent_turns": ctx.min_agent_turns,
     }
-    if ctx.min_agent_turns <= 0:
+    # "passed" = not stalled; the value is the bridge's agent turn count.
+    turns = float(ctx.session.agent_turns)
+    if unfinished:
+        stall_detail["causes"] = [unfinished]
+        stall_detail["reason"] = "the attempt did not finish: no verdict on the agent"
+        stall = SignalScore(signals.STALLED, Verdict.UNSCORED, None, stall_detail, unfinished)
+    elif stalled:
+        stall_detail["reason"] = stalled
+        stall = SignalScore(signals.STALLED, Verdict.FAILED, turns, stall_detail)
+    elif ctx.min_agent_turns <= 0:
         stall = SignalScore(signals.STALLED, Verdict.NOT_APPLICABLE, None, stall_detail)
     else:
-        # "passed" = not stalled; the value is the bridge's agent turn count.
-        verdict = Verdict.FAILED if ctx.stalled else Verdict.PASSED
-        stall = SignalScore(signals.STALLED, verdict, float(ctx.session.agent_turns), stall_detail)
-    stalled = ctx.stalled and not unfinished
+        stall = SignalScore(signals.STALLED, Verdict.PASSED, turns, stall_detail)
     out = [
         composite(signals.IS_SUCCESSFUL, gating, by_signal, stalled, unfinished),
         composite(signals.IS_TASK_SUCCESSFUL, task_gating, by_signal, stalled, unfinished),

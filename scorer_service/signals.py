@@ -27,14 +27,16 @@ Composites (never in a scenario's success_signals):
 - ``is_successful`` — strict AND over the scenario's success signals: failed
   if any failed, else unscored if any is unscored or missing (detail
   ``causes``), else passed; unscored for an unfinished attempt; fails when the
-  session stalled.
+  session stalled (0 conversation turns, or too few agent turns).
 - ``is_task_successful`` — the same without CLEAN_EXIT.
 
 Informational signals (verdict ``not_applicable`` unless stated; the number is
 ``value``):
 
-- ``stalled`` — verdict failed when the agent answered fewer than
-  ``min_agent_turns`` times (passed otherwise, not_applicable when off).
+- ``stalled`` — verdict failed when a finished attempt had 0 conversation
+  turns, or the agent answered fewer than ``min_agent_turns`` times (detail
+  ``reason``); passed otherwise, not_applicable when ``min_agent_turns`` is
+  off; unscored (cause ``unfinished: …``) for an attempt that did not finish.
 - ``timing.*`` — measured from the recorded audio (see :data:`TIMING_METRICS`);
   detail holds ``detector``, ``detector_options``, ``metric_version`` and the
   per-event lists behind the figure.

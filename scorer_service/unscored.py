@@ -20,6 +20,7 @@ from collections import Counter
 from typing import Any
 
 from recordings.models import Verdict
+from recordings.stop_reasons import unfinished_cause
 from scorer_service import signals
 from scorer_service.aggregate import SessionOutcome
 
@@ -46,7 +47,7 @@ def unscored_block(
     causes: Counter[str] = Counter()
     sessions = gating = len(never_ended or [])
     if sessions:
-        causes["unfinished: never ended"] = sessions
+        causes[unfinished_cause(None)] = sessions  # "unfinished: never ended"
     scenarios: list[str] = list(never_ended or [])
     for o in outcomes:
         score = o.get(signals.IS_SUCCESSFUL)

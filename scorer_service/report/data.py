@@ -3,7 +3,10 @@
 ``report_data`` is also what ``GetReport`` can return as JSON, so it holds only
 JSON-safe values. The scoring shown is the one asked for, else the run's
 current scoring (newest complete, not superseded); a run with no scoring still
-reports its recordings, with every verdict "not scored". Sessions come failing
+reports its recordings, with every verdict "not scored". A session the scoring
+shown holds no verdict for (one that never ended, which a rescore skips; an
+imported attempt that crashed; one the scoring never reached) is ``unscored``
+with its cause, never left out of what did not pass. Sessions come failing
 first (then unscored, passed, not applicable), each with a one-line reason, so
 the first screen answers "what failed and why". With a baseline run the data
 also holds the run-vs-run comparison (:mod:`scorer_service.compare`).
@@ -21,7 +24,7 @@ from recordings.models import EventKind, ScoringRecord, SessionRecord, Verdict
 from recordings.reader import RecordingReader
 from recordings.replay_links import run_source
 from recordings.selection import select_run
-from recordings.stop_reasons import is_finished
+from recordings.stop_reasons import is_finished, unfinished_cause
 from recordings.trials import split_trial
 from scorer_service import ledger, signals
 from scorer_service.aggregate import SessionOutcome
@@ -111,16 +114,30 @@ def _one_line(verdict: str, failing: list[dict[str, Any]]) -> str:
     return ""
 
 
+def missing_cause(session: SessionRecord) -> str:
+    """Why a scoring holds no verdict for ``session`` (the unscored block's cause)."""
+    if session.ended_ns is None:
+        return unfinished_cause(None)  # "unfinished: never ended", as rescore counts it
+    if not is_finished(session.stop_reason):
+        return unfinished_cause(session.stop_reason)  # e.g. an imported crashed attempt
+    return "not scored by this scoring"
+
+
 def _session(
     reader: RecordingReader,
     session: SessionRecord,
     outcome: SessionOutcome | None,
     scenario: dict[str, Any],
     audio: str,
+    scored: bool = False,
 ) -> dict[str, Any]:
+    """One session's report data; ``scored``: a scoring is shown (else "not scored")."""
     gating = [str(x) for x in _list(scenario.get("success_signals"))]
     rows = _signal_rows(outcome, gating)
-    overall = rows.get(signals.IS_SUCCESSFUL, {}).get("verdict", "not scored")
+    missing = missing_cause(session) if scored and outcome is None else ""
+    overall = rows.get(signals.IS_SUCCESSFUL, {}).get(
+        "verdict", "unscored" if missing else "not scored"
+    )
     failing = _failing(rows)
     turns = session_data.turn_latencies(reader, session, outcome)
     lat = [t["latency_s"] for t in turns]
@@ -137,7 +154,7 @@ def _session(
         "attempt": session.attempt,
         "status": str(session.status),
         "verdict": overall,
-        "reason": _one_line(overall, failing),
+        "reason": missing or _one_line(overall, failing),
         "stop_reason": session.stop_reason or "",
         "stop_detail": session.stop_detail,
         "finished": is_finished(session.stop_reason),
@@ -221,7 +238,8 @@ def report_data(
         sc = scenarios.get(s.scenario_name)
         doc = {**(sc.scenario if sc else {}), "domain": sc.domain if sc else ""}
         audio = _audio(reader, s.session_id, include_audio, audio_dir)
-        sessions.append(_session(reader, s, outcomes.get(s.session_id), doc, audio))
+        outcome = outcomes.get(s.session_id)
+        sessions.append(_session(reader, s, outcome, doc, audio, scoring is not None))
     sessions.sort(key=lambda x: (VERDICT_ORDER.index(x["verdict"]), x["scenario_name"]))
     comparison = None
     if compare_scoring_id:

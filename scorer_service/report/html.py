@@ -32,6 +32,14 @@ def _subtitle(data: dict[str, Any]) -> str:
         if scoring
         else "not scored yet"
     )
+    if scoring and scoring.get("status") != "complete":
+        # A failed, interrupted or running scoring: its verdicts are not the whole run.
+        error = data["summary"].get("error") if isinstance(data.get("summary"), dict) else None
+        shown += (
+            f' · <span class="scoring-status">scoring {escape(str(scoring.get("status")))}'
+            + (f": {escape(str(error))}" if error else "")
+            + "</span>"
+        )
     return (
         f'<div class="sub">agent {escape(agent)} · {run["scenarios"]} scenarios · recorded '
         f"{escape(run['created'])} · {shown} · "

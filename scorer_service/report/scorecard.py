@@ -1,10 +1,14 @@
 """The report's first screen: the scorecard, then what failed and why.
 
 Success rate (with how many sessions were decided and how many stayed
-unscored, and why), task success, latency p50/p95, pass^k when scenarios were
-repeated — each with its change against the baseline run when there is one —
-then success per domain and per signal as coloured bars, then every failing
-(or unscored) session with its one-line reason, linking to its details.
+unscored, and why: the summary's ``unscored`` block, :mod:`scorer_service.unscored`,
+which also counts the sessions that never ended and were not scored at all;
+a scoring without it, e.g. one imported from NeMo, falls back to its
+``is_successful`` counts and the sessions' reasons), task success, latency
+p50/p95, pass^k when scenarios were repeated — each with its change against
+the baseline run when there is one — then success per domain and per signal
+as coloured bars, then every failing (or unscored) session with its one-line
+reason, linking to its details.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 from scorer_service import signals
 from scorer_service.report.style import rate_colour
 from scorer_service.report.svg import Bar, bar_chart, rate_legend
+from scorer_service.unscored import unscored_line
 
 
 def pct(v: Any) -> str:
@@ -62,12 +67,20 @@ def _note(counts: Any, row: dict[str, Any] | None) -> str:
     return note.strip()
 
 
-def _unscored_causes(sessions: list[dict[str, Any]]) -> str:
+def _unscored(summary: dict[str, Any], sessions: list[dict[str, Any]]) -> tuple[int, str]:
+    """How many sessions have no verdict, and the line that says why ("" when none)."""
+    block = summary.get("unscored")
+    if isinstance(block, dict):
+        line = unscored_line(summary)
+        return int(block.get("sessions", 0)), line and f'<div class="small">{escape(line)}</div>'
+    # No unscored block (a NeMo-original or a failed scoring): the counts and the
+    # sessions the report reads as unscored (also those the scoring holds no verdict for).
     causes = Counter(s["reason"] or "unscored" for s in sessions if s["verdict"] == "unscored")
+    count = max(int(_dict(summary.get(signals.IS_SUCCESSFUL)).get("unscored", 0)), causes.total())
     if not causes:
-        return ""
+        return count, ""
     text = "; ".join(f"{n}× {why}" for why, n in causes.most_common(3))
-    return f'<div class="small">unscored: {escape(text)}</div>'
+    return count, f'<div class="small">unscored: {escape(text)}</div>'
 
 
 def scorecard(data: dict[str, Any]) -> str:
@@ -80,6 +93,7 @@ def scorecard(data: dict[str, Any]) -> str:
     rate = summary.get("success_rate")
     colour = rate_colour(rate) if isinstance(rate, int | float) else "#555"
     lat = _dict(summary.get("latency"))
+    unscored, why_unscored = _unscored(summary, data["sessions"])
 
     def sec(key: str) -> str:
         v = lat.get(key)
@@ -89,9 +103,9 @@ def scorecard(data: dict[str, Any]) -> str:
         f'<div class="kpi"><span class="headline" style="color:{colour}">{pct(rate)}</span> '
         f'{delta(d.get("success rate"))}<div class="of">success rate · {passed} of '
         f"{passed + failed} decided sessions passed · "
-        f'<span class="unscored-count">{int(counts.get("unscored", 0))} unscored</span> · '
+        f'<span class="unscored-count">{unscored} unscored</span> · '
         f"{int(counts.get('not_applicable', 0))} n/a</div>"
-        f"{_unscored_causes(data['sessions'])}</div>",
+        f"{why_unscored}</div>",
         f'<div class="kpi">task success<b>{pct(summary.get("task_success_rate"))}</b>'
         f"{delta(d.get('task success rate'))}</div>",
         f'<div class="kpi">latency p50 / p95<b>{sec("p50_s")} / {sec("p95_s")}</b>'

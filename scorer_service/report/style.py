@@ -37,6 +37,7 @@ table{{border-collapse:collapse;margin:6px 0}}td,th{{border:1px solid #ddd;paddi
 text-align:left;vertical-align:top}}th{{background:#f5f5f5}}td.num,th.num{{text-align:right;
 font-variant-numeric:tabular-nums;white-space:nowrap}}td.change{{white-space:nowrap}}
 .sub{{color:#555;font-size:13px}}.small{{color:#666;font-size:12px}}
+.scoring-status{{color:{BAD};font-weight:600}}
 .badge{{display:inline-block;padding:0 8px;border-radius:9px;color:#fff;font-size:12px;
 white-space:nowrap}}
 .passed{{background:{GOOD}}}.failed{{background:{BAD}}}.unscored{{background:{WARN}}}

@@ -13,24 +13,17 @@ An attempt that did not finish (cancelled, a peer that never joined, a crashed
 import ...: ``recordings.stop_reasons``) is ``unscored``: how it ended says
 nothing about the agent.
 Stop reasons are read in any spelling the store may hold (``end_tool``,
-``STOP_REASON_END_TOOL``, the established ``[EXIT]``/``[TIMEOUT]``).
+``STOP_REASON_END_TOOL``, the established ``[EXIT]``/``[TIMEOUT]``), through
+``recordings.stop_reasons.normalise``: the one table the bridge and resume read.
 """
 
 from __future__ import annotations
 
 from recordings.models import Verdict
-from recordings.stop_reasons import describe, is_finished, unfinished_cause
+from recordings.stop_reasons import describe, is_finished, normalise, unfinished_cause
 from scorer_service import signals
 from scorer_service.context import ScoringContext
 from scorer_service.scorers.base import SignalScore, info, passed_or_failed
-
-_ALIASES = {"[exit]": "end_tool", "[timeout]": "max_duration", "exit": "end_tool"}
-
-
-def normalise_stop_reason(value: str | None) -> str:
-    text = (value or "").strip().lower()
-    text = text.removeprefix("stop_reason_")
-    return _ALIASES.get(text, text)
 
 
 def is_clean_exit(reason: str, policy: str, last_speaker: str | None) -> bool:
@@ -49,7 +42,7 @@ class CleanExitScorer:
     needs_audio = False
 
     async def score(self, ctx: ScoringContext) -> list[SignalScore]:
-        reason = normalise_stop_reason(ctx.session.stop_reason)
+        reason = normalise(ctx.session.stop_reason)
         detail: dict[str, object] = {
             "stop_reason": ctx.session.stop_reason,
             "end_policy": ctx.end_policy,

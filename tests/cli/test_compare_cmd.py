@@ -51,18 +51,49 @@ def test_json_is_one_document_and_fail_on_regression_exits_1(tmp_path: Path) -> 
 
 
 def test_unscored_is_never_a_regression(tmp_path: Path) -> None:
+    """Never counted as a regression, but --fail-on-regression cannot pass what it could
+    not compare: exit 1 naming them, unless --allow-unscored."""
     db = tmp_path / "vae.db"
     make_pair(db)
     write_run_sync(db, [scenario("change_flight")], [SessionSpec("change_flight")], run_id="r3")
     code, out, err = invoke(RUN_A, "r3", "--db", str(db), "--json", "--fail-on-regression")
-    assert code == 0
+    assert code == 1
     assert "r3 has no scoring yet" in err
     doc = json.loads(out)
     assert {s["scenario"]: s["change"] for s in doc["scenarios"]} == {
         "change_flight": "unscored",
         "book_table": "only_a",
     }
-    assert doc["counts"]["regression"] == 0 and doc["counts"]["unscored"] == 1
+    counts = doc["counts"]
+    assert counts["regression"] == 0
+    assert (counts["unscored"], counts["only_a"]) == (1, 1)
+    assert "regression(s)" not in err
+    assert (
+        "2 scenario(s) not compared: change_flight (unscored), book_table (only in A); exit 1"
+        in err
+    )
+    code, out, err = invoke(
+        RUN_A, "r3", "--db", str(db), "--json", "--fail-on-regression", "--allow-unscored"
+    )
+    assert code == 0
+    assert json.loads(out)["counts"]["regression"] == 0
+    assert "(accepted: --allow-unscored)" in err
+    # without --fail-on-regression nothing fails
+    assert invoke(RUN_A, "r3", "--db", str(db), "--json")[0] == 0
+
+
+def test_a_scenario_in_one_run_only_fails_fail_on_regression(tmp_path: Path) -> None:
+    db = tmp_path / "vae.db"
+    for run_id, names in (("r1", "xy"), ("r2", "xz")):
+        specs = [SessionSpec(n, turns=conversation(1)) for n in names]
+        write_run_sync(db, [scenario(n) for n in names], specs, run_id=run_id)
+    score(db, "r1")
+    score(db, "r2")
+    code, _, err = invoke("r1", "r2", "--db", str(db), "--fail-on-regression")
+    assert code == 1
+    assert "2 scenario(s) not compared: y (only in A), z (only in B)" in err
+    code, _, _ = invoke("r1", "r2", "--db", str(db), "--fail-on-regression", "--allow-unscored")
+    assert code == 0
 
 
 def test_bad_references_are_usage_errors(tmp_path: Path) -> None:

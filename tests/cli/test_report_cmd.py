@@ -70,11 +70,26 @@ def test_baseline_compares_two_runs_in_the_report(tmp_path: Path) -> None:
     out = tmp_path / "b.html"
     code, output = invoke(run_b, "--baseline", run_a[:10], "-o", str(out), "--db", str(db))
     assert code == 0, output
-    assert f"against {run_a}: 1 regressions, 1 fixes, 0 unchanged" in output
+    assert f"against {run_a}: 1 regressions, 1 fixes, 0 unchanged, 0 unscored\n" in output
     html = out.read_text()
     assert 'class="baseline"' in html and "▼ regression" in html
     code, output = invoke(run_b, "--baseline", "1999", "-o", str(out), "--db", str(db))
     assert code == 2
+
+
+def test_baseline_counts_name_the_unscored_scenarios(tmp_path: Path) -> None:
+    """The counts line never drops what could not be compared (as vae demo prints it)."""
+    from tests.factories import SessionSpec, scenario, write_run_sync
+    from tests.scorer_service.report.runs import make_pair
+
+    db = tmp_path / "vae.db"
+    run_a, _ = make_pair(db)
+    write_run_sync(db, [scenario("change_flight")], [SessionSpec("change_flight")], run_id="r3")
+    out = tmp_path / "u.html"
+    code, output = invoke("r3", "--baseline", run_a, "-o", str(out), "--db", str(db))
+    assert code == 0, output
+    line = f"against {run_a}: 0 regressions, 0 fixes, 0 unchanged, 1 unscored, 1 only in A\n"
+    assert line in output
 
 
 def test_audio_files_beside_the_html(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,9 +12,12 @@ from recordings.scenario_parse import scenario_from_dict
 from scorer_service import signals
 from scorer_service.aggregate import SessionOutcome, pass_hat_k, summarise
 from scorer_service.composite import composites
+from scorer_service.config import ScoringConfig
 from scorer_service.context import ScoringContext, TranscriptLine
+from scorer_service.rescore import rescore
 from scorer_service.scorers.base import SignalScore
 from scorer_service.scorers.clean_exit import CleanExitScorer
+from tests.factories import SessionSpec, scenario, write_run
 
 P, F, NA, U = Verdict.PASSED, Verdict.FAILED, Verdict.NOT_APPLICABLE, Verdict.UNSCORED
 
@@ -25,12 +29,22 @@ def make_ctx(
     agent_turns: int = 3,
     min_turns: int = 0,
     gating: list[str] | None = None,
+    user_turns: int = 0,
 ) -> ScoringContext:
     sc = scenario_from_dict(
         {"name": "s", "success_signals": gating or ["ACTION_MATCH", "JUDGE_PASSED", "CLEAN_EXIT"]}
     )
     session = SessionRecord(
-        "sid", "run", "s", 1, SessionStatus.ENDED, 0, 10**9, stop, agent_turns=agent_turns
+        "sid",
+        "run",
+        "s",
+        1,
+        SessionStatus.ENDED,
+        0,
+        10**9,
+        stop,
+        user_turns=user_turns,
+        agent_turns=agent_turns,
     )
     lines = [TranscriptLine(last, 1.0, "bye")] if last else []
     return ScoringContext(session, sc, "d", False, min_turns, policy, transcripts=lines)
@@ -225,6 +239,59 @@ def test_unfinished_attempt_is_never_decided(stop: str, verdict: Verdict) -> Non
         assert out[name].detail["causes"] == [f"unfinished: {stop}"]
 
 
+@pytest.mark.parametrize("stop", ["cancelled", "shutdown", "peer_never_joined"])
+@pytest.mark.parametrize("turns", [0, 1])
+def test_unfinished_attempt_is_never_stalled(stop: str, turns: int) -> None:
+    """Too few (or no) turns on a cut-off attempt say nothing about the agent."""
+    ctx = make_ctx(stop=stop, agent_turns=turns, min_turns=3)
+    scores = [s(k, P) for k in ("ACTION_MATCH", "JUDGE_PASSED", "CLEAN_EXIT")]
+    out = {c.signal: c for c in composites(ctx, scores)}
+    stall = out[signals.STALLED]
+    assert stall.verdict is U
+    assert stall.error == f"unfinished: {stop}"
+    assert stall.detail["causes"] == [f"unfinished: {stop}"]
+    records = [
+        ScoreRecord("sc", "sid", c.signal, c.verdict, c.value, c.detail, c.error)
+        for c in out.values()
+    ]
+    summary = summarise([SessionOutcome("sid", "s", "d", 1.0, records)])
+    assert summary["stalled"] == []
+    assert summary["is_successful"]["unscored"] == 1
+
+
+@pytest.mark.parametrize(
+    "stop", ["first_speaker_silent", "bot_error", "bot_disconnected", "end_tool", "max_duration"]
+)
+@pytest.mark.parametrize("gating", [["DB_STATE_MATCH"], ["DB_STATE_MATCH", "CLEAN_EXIT"]])
+def test_finished_attempt_with_zero_turns_fails(stop: str, gating: list[str]) -> None:
+    """0 turns: every signal left can only pass vacuously (expected DB == initial DB)."""
+    ctx = make_ctx(stop=stop, agent_turns=0, user_turns=0, gating=gating, last=None)
+    scores = [s("DB_STATE_MATCH", P), s("CLEAN_EXIT", P)]
+    out = {c.signal: c for c in composites(ctx, scores)}
+    for name in (signals.IS_SUCCESSFUL, signals.IS_TASK_SUCCESSFUL):
+        assert out[name].verdict is F, name
+        assert out[name].detail["reason"] == "0 conversation turns"
+    assert out[signals.STALLED].verdict is F
+    assert out[signals.STALLED].detail["reason"] == "0 conversation turns"
+    records = [
+        ScoreRecord("sc", "sid", c.signal, c.verdict, c.value, c.detail) for c in out.values()
+    ]
+    records.append(ScoreRecord("sc", "sid", "DB_STATE_MATCH", P))
+    summary = summarise([SessionOutcome("sid", "s", "d", 1.0, records)])
+    assert summary["success_rate"] == 0.0
+    assert summary["task_success_rate"] == 0.0
+    assert summary["stalled"] == ["s"]
+    # left out of per-signal rates, like a stall: DB_STATE_MATCH did not pass on evidence
+    assert summary["signals"]["DB_STATE_MATCH"]["passed"] == 0
+
+
+def test_one_user_turn_is_not_zero_turns() -> None:
+    ctx = make_ctx(agent_turns=0, user_turns=1, gating=["DB_STATE_MATCH"])
+    out = {c.signal: c for c in composites(ctx, [s("DB_STATE_MATCH", P)])}
+    assert out[signals.IS_SUCCESSFUL].verdict is P
+    assert out[signals.STALLED].verdict is NA
+
+
 def test_unscored_block_counts_causes() -> None:
     from scorer_service.unscored import unscored_block, unscored_line
 
@@ -247,3 +314,40 @@ def test_unscored_block_counts_causes() -> None:
     line = unscored_line({"unscored": block})
     assert line.startswith("2 session(s) have an unscored gating signal (judge_error: 2)")
     assert summarise(outcomes)["success_rate"] == 0.0  # one decided session, failed
+
+
+async def test_a_silent_first_speaker_never_passes_on_a_vacuous_db_match(tmp_path: Path) -> None:
+    """Real store, real scorers: the agent never spoke and the DB was never touched."""
+    db = tmp_path / "vae.db"
+    doc = scenario(
+        "silent",
+        initial_state={"plan": "basic"},
+        expected_scenario_db={"plan": "basic"},
+        success_signals=["DB_STATE_MATCH"],
+    )
+    spec = SessionSpec("silent", agent_state={"plan": "basic"}, stop_reason="first_speaker_silent")
+    run = await write_run(db, [doc], [spec])
+    result = await rescore(db, run.run_id, ScoringConfig())
+    [o] = result.sessions
+    db_match = o.get(signals.DB_STATE_MATCH)
+    assert db_match is not None and db_match.verdict is P  # vacuously: nothing happened
+    for name in (signals.IS_SUCCESSFUL, signals.IS_TASK_SUCCESSFUL, signals.STALLED):
+        score = o.get(name)
+        assert score is not None and score.verdict is F, name
+        assert score.detail["reason"] == "0 conversation turns"
+    summary = result.scoring.summary
+    assert summary["success_rate"] == 0.0
+    assert summary["stalled"] == ["silent"]
+
+
+@pytest.mark.parametrize("alias", ["[EXIT]", "[TIMEOUT]", "exit", "STOP_REASON_BOT_ERROR"])
+async def test_clean_exit_reads_stop_reasons_through_the_one_table(alias: str) -> None:
+    """CLEAN_EXIT keeps no spelling table of its own: recordings.stop_reasons is the one."""
+    from recordings import stop_reasons
+    from scorer_service.scorers import clean_exit
+
+    assert not hasattr(clean_exit, "_ALIASES")
+    assert not hasattr(clean_exit, "normalise_stop_reason")
+    [by_alias] = await CleanExitScorer().score(make_ctx(alias))
+    [by_name] = await CleanExitScorer().score(make_ctx(stop_reasons.normalise(alias)))
+    assert by_alias.verdict is by_name.verdict

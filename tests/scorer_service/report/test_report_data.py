@@ -11,12 +11,17 @@ import pytest
 import soundfile as sf
 
 from recordings.export import stereo_mix
+from recordings.models import SessionRecord, SessionStatus
 from recordings.reader import RecordingReader
-from scorer_service.config import ScoringConfig
+from recordings.writer import open_writer
+from scorer_service.config import JudgeSettings, ScoringConfig
+from scorer_service.judge.client import JudgeUnusableError
 from scorer_service.report import render_html, report_data
 from scorer_service.report.audio import session_audio_uri
 from scorer_service.report.html import render
-from tests.factories import SessionSpec, Turn, scenario, write_run_sync
+from scorer_service.rescore import rescore
+from tests.factories import SessionSpec, Turn, conversation, scenario, write_run, write_run_sync
+from tests.scorer_service.conftest import FakeJudge
 from tests.scorer_service.report.runs import make_run, score
 
 
@@ -232,3 +237,91 @@ def test_repeated_trials_show_pass_hat_k_in_the_report(tmp_path: Path) -> None:
     assert "<td>t</td><td class=num>2/3</td>" in table
     assert "66.7% / 66.7%</td><td class=num>33.3% / 100.0%</td><td class=num>0.0% / 100.0%" in table
     assert "pass^3 / pass@3" in html[html.index('id="scorecard"') :]
+
+
+async def _run_with_a_session_that_never_ended(db: Path) -> str:
+    """``ok`` passes; ``hung`` started and never ended (its bridge stopped)."""
+    docs = [scenario("ok"), scenario("hung")]
+    run = await write_run(db, docs, [SessionSpec("ok", turns=conversation(2))])
+    async with open_writer(db) as writer:
+        await writer.start_session(
+            SessionRecord(f"{run.run_id}/hung/1", run.run_id, "hung", 1, SessionStatus.RUNNING, 1)
+        )
+        await writer.flush()
+    return run.run_id
+
+
+async def test_a_session_that_never_ended_is_unscored_in_the_headline_and_the_list(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "vae.db"
+    run_id = await _run_with_a_session_that_never_ended(db)
+    result = await rescore(db, run_id, ScoringConfig())
+    assert result.scoring.summary["is_successful"]["unscored"] == 0  # only "ok" was scored
+    assert result.scoring.summary["unscored"]["sessions"] == 1
+    with RecordingReader(db) as reader:
+        data = report_data(reader, run_id, include_audio=False)
+        html = render(data)
+    hung = next(s for s in data["sessions"] if s["scenario_name"] == "hung")
+    assert (hung["verdict"], hung["reason"]) == ("unscored", "unfinished: never ended")
+    assert '<span class="unscored-count">1 unscored</span>' in html
+    assert "unfinished: never ended: 1" in html
+    assert "Nothing failed" not in html
+    failing = html[html.index("<h2>What failed") : html.index("</ol>")]
+    assert "hung" in failing and "unfinished: never ended" in failing and "ok<" not in failing
+
+
+async def test_a_scoring_without_an_unscored_block_reads_its_counts(tmp_path: Path) -> None:
+    """A NeMo-original scoring's summary has no ``unscored`` block: counts and reasons."""
+    db = tmp_path / "vae.db"
+    run_id = await _run_with_a_session_that_never_ended(db)
+    await rescore(db, run_id, ScoringConfig())
+    with RecordingReader(db) as reader:
+        data = report_data(reader, run_id, include_audio=False)
+    data["summary"].pop("unscored")
+    html = render(data)
+    assert '<span class="unscored-count">1 unscored</span>' in html
+    assert "1× unfinished: never ended" in html and "Nothing failed" not in html
+
+
+async def test_a_failed_scoring_says_so_in_the_subtitle(
+    tmp_path: Path, fake_judge: FakeJudge
+) -> None:
+    db = tmp_path / "vae.db"
+    docs = [scenario("qa", nl_assertions=["The agent greeted the caller"])]
+    run = await write_run(db, docs, [SessionSpec("qa", turns=conversation(2))])
+    fake_judge.default = "401"
+    judge = JudgeSettings(base_url=fake_judge.base_url, model="m", backoff_s=0.01)
+    with pytest.raises(JudgeUnusableError):
+        await rescore(db, run.run_id, ScoringConfig(judge=judge))
+    with RecordingReader(db) as reader:
+        (failed,) = reader.scorings()
+        data = report_data(reader, run.run_id, failed.scoring_id, include_audio=False)
+    html = render(data)
+    sub = html[html.index('<div class="sub">') :]
+    sub = sub[: sub.index("</div>")]
+    assert '<span class="scoring-status">scoring failed: ' in sub and "HTTP 401" in sub
+    assert {s["verdict"] for s in data["sessions"]} == {"unscored"}
+    assert "Nothing failed" not in html
+
+
+async def test_a_nemo_original_scoring_counts_the_attempts_it_holds_no_verdict_for(
+    tmp_path: Path,
+) -> None:
+    """The imported scoring has no ``unscored`` block; its crashed attempts are not passes."""
+    from recordings.importers import import_nemo
+    from tests.interop import nemo_fixture as fx
+
+    db = tmp_path / "vae.db"
+    imported = await import_nemo(db, fx.build(tmp_path / "src"))
+    with RecordingReader(db) as reader:
+        data = report_data(reader, imported.run_id, imported.scoring_id, include_audio=False)
+    assert "unscored" not in data["summary"]
+    crashed = next(s for s in data["sessions"] if s["scenario_name"] == fx.CRASHED)
+    assert (crashed["verdict"], crashed["reason"]) == ("unscored", "unfinished: attempt_crashed")
+    html = render(data)
+    unscored = sum(1 for s in data["sessions"] if s["verdict"] == "unscored")
+    assert unscored >= 1
+    assert f'<span class="unscored-count">{unscored} unscored</span>' in html
+    failing = html[html.index("<h2>What failed") : html.index("</ol>")]
+    assert fx.CRASHED in failing and "unfinished: attempt_crashed" in failing
