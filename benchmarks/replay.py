@@ -14,8 +14,9 @@ reference agent, and measures per user turn:
    (``recordings.replay_script``, the bridge clock) against the recording's
    cut: the gap after the agent's end of speech, or the barge-in offset.
 
-Usage: ``python benchmarks/replay.py [--suite examples/suite] [--concurrency 2]``
-(the reference bots speak with the deterministic buzz voice).
+Usage: ``python benchmarks/replay.py [--suite examples/suite] [--concurrency 2] [--quick]``
+(the reference bots speak with the deterministic buzz voice; ``--quick``: the
+suite's first three scenarios only, a smoke run).
 Prints a table per turn and a summary; never asserts.
 """
 
@@ -87,8 +88,9 @@ def _rows(db: Path, source: str, again: str, name: str) -> list[dict[str, Any]]:
     return rows
 
 
-async def main(suite: Path, concurrency: int) -> None:
+async def main(suite: Path, concurrency: int, limit: int = 0) -> None:
     docs = _suite(suite)
+    docs = docs[:limit] if limit else docs
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "replay.db"
         settings = BridgeSettings(address="127.0.0.1:0", wait_timeout_s=60)
@@ -126,5 +128,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--suite", type=Path, default=Path("examples/suite"))
     parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="the first 3 scenarios only")
     args = parser.parse_args()
-    asyncio.run(main(args.suite, args.concurrency))
+    asyncio.run(main(args.suite, args.concurrency, 3 if args.quick else 0))

@@ -1,6 +1,8 @@
 """How big a 200-session report is and how fast it opens in headless Chromium.
 
-    python benchmarks/report.py [--sessions 200]
+    python benchmarks/report.py [--sessions 200] [--quick]
+
+``--quick``: 20 sessions, pages opened twice each (a smoke run).
 
 Builds a scored synthetic run (``n`` calls of ~8 s over four domains, a
 quarter failing), writes its report twice — audio inside the HTML, and audio
@@ -67,7 +69,11 @@ def open_times(pages: list[Path], repeats: int = 5) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--quick", action="store_true", help="20 sessions, 2 opens per page")
     args = parser.parse_args()
+    repeats = 5
+    if args.quick:
+        args.sessions, repeats = 20, 2
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         db = work / "vae.db"
@@ -80,7 +86,7 @@ def main() -> None:
         size = inline.stat().st_size
         line = "x" * 99 + "\n"
         plain.write_text(f"<!DOCTYPE html><pre>{line * (size // 100)}</pre>", encoding="utf-8")
-        t_plain, t_inline, t_files = open_times([plain, inline, files])
+        t_plain, t_inline, t_files = open_times([plain, inline, files], repeats)
         print(f"{args.sessions} sessions")
         print(
             f"  audio inline : {size / 1e6:5.1f} MB, built in {build_inline:.1f} s, "

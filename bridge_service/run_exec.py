@@ -20,7 +20,9 @@ An attempt whose bots never arrive (pairing timeout) or whose connector cannot
 dial is still recorded as a session (0 turns, ``peer_never_joined`` naming the
 role and the wait, or ``connector_failed`` with the connector's error), so it
 is visible and retried like any stale one; a session the bridge itself failed
-ends ``bridge_error``. Any exception while running the run marks it ``failed``
+ends ``bridge_error``. Whatever way an attempt ends, both of its endpoints are
+closed, so a leased connector slot (``connectors.pool``) is always given back
+for the retry. Any exception while running the run marks it ``failed``
 with the error (``bridge_service.run_outcome`` holds these rules): a run never
 reads ``completed`` with scenarios missing.
 What each attempt records and announces lives in ``bridge_service.attempt_report``.
@@ -68,6 +70,13 @@ class Todo:
     scenario: Scenario
     first_attempt: int = 1
     retry_reason: str = ""
+
+
+async def close_endpoints(endpoints: dict[Side, SideEndpoint]) -> None:
+    """Close every side, each whatever the others did (a leased side frees its pool slot)."""
+    for endpoint in endpoints.values():
+        with contextlib.suppress(Exception):
+            await endpoint.close(None)
 
 
 def session_id_for(run_id: str, scenario_name: str, attempt: int) -> str:
@@ -184,8 +193,7 @@ class RunExecutor:
             claim = self.pool.claim(run.run_id, need, s.pairing_timeout_s)
             dialled.update(await self._until_cancelled(run, claim))
         except BaseException:
-            for endpoint in dialled.values():
-                await endpoint.close(None)
+            await close_endpoints(dialled)
             raise
         return dialled
 
@@ -213,7 +221,11 @@ class RunExecutor:
             log.exception("%s attempt %d: dialling failed", scenario.name, attempt)
             detail = f"connector: {type(exc).__name__}: {exc}"
             return await record_unrun(self.writer, run, plan, StopReason.CONNECTOR_FAILED, detail)
-        session = Session(plan, endpoints[Side.USER], endpoints[Side.AGENT], self.writer)
+        try:
+            session = Session(plan, endpoints[Side.USER], endpoints[Side.AGENT], self.writer)
+        except BaseException:
+            await close_endpoints(endpoints)
+            raise
         self.live[session_id] = session
         try:
             if run.cancel.is_set():
@@ -232,5 +244,8 @@ class RunExecutor:
             await record_link(self.writer, session_id, endpoints[Side.USER])
         finally:
             self.live.pop(session_id, None)
+            # Every way out closes both sides (a no-op when the session already
+            # did): an endpoint left open keeps its connector pool slot forever.
+            await session.io.close_all()
         await emit_ended(run, plan, result)
         return result

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from cli.common import json_option, print_json, setup_logging
+
+if TYPE_CHECKING:
+    from cli.demo_run import Progress
 
 DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "examples" / "suite"
 
@@ -57,6 +61,12 @@ DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "examples" / "suite"
     show_default=True,
     help="Bot voice: eSpeak NG when installed (auto), or a synthetic buzz.",
 )
+@click.option(
+    "--allow-unscored",
+    is_flag=True,
+    envvar="VAE_ALLOW_UNSCORED",
+    help="Exit 0 even when a gating signal is unscored (env VAE_ALLOW_UNSCORED).",
+)
 @json_option
 @click.option(
     "--log-level",
@@ -72,6 +82,7 @@ def demo_command(
     concurrency: int,
     report_path: Path | None,
     tts: str,
+    allow_unscored: bool,
     as_json: bool,
     log_level: str,
 ) -> None:
@@ -80,30 +91,32 @@ def demo_command(
     Offline and CPU-only. Prints each scenario's result with the reasons of
     its failing signals, the success rates, the database and the report path.
 
+    Exits 1 when the run did not complete or a gating signal is unscored
+    (as vae rescore; --allow-unscored accepts the latter); scenarios that
+    fail their signals (the suite has five, on purpose) leave it 0.
+
     \b
     Examples:
       vae demo
       vae demo --db other.db --suite examples/suite --concurrency 6 -o report.html
       vae demo --json --tts buzz
     """
-    from cli import run_summary
-    from cli.demo_run import STARTED, print_summary, run_demo_or_exit
+    from cli.demo_run import Progress, print_summary, run_demo_or_exit
+    from cli.rescore_verdict import unscored_exit
 
     setup_logging(log_level)
-    STARTED.clear()
+    progress = Progress()
     try:
-        result = run_demo_or_exit(db_path, suite, concurrency, report_path, tts, as_json)
+        result = run_demo_or_exit(db_path, suite, concurrency, report_path, tts, as_json, progress)
     except KeyboardInterrupt:
-        run_id = STARTED[0] if STARTED else ""
-        click.echo(
-            run_summary.interrupted_line(run_id, f"with a bridge on --db {db_path} and bots"),
-            err=True,
-        )
+        click.echo(_interrupted_line(progress, db_path), err=True)
         sys.exit(1)
     if as_json:
         print_json(
             {
                 "run_id": result.run_id,
+                "run_status": result.run_status,
+                "run_error": result.run_error,
                 "scoring_id": result.scoring_id,
                 "database": str(db_path),
                 "report": str(result.report),
@@ -115,3 +128,32 @@ def demo_command(
         )
     else:
         print_summary(result, db_path)
+    code = 0
+    if result.run_status != "completed":
+        detail = f": {result.run_error}" if result.run_error else ""
+        click.echo(f"run {result.run_id} {result.run_status}{detail}; exit 1", err=True)
+        code = 1
+    unscored_code, line = unscored_exit(result.summary, allow_unscored)
+    if line:
+        click.echo(line, err=True)
+    code = max(code, unscored_code)
+    if code:
+        sys.exit(code)
+
+
+def _interrupted_line(progress: Progress, db_path: Path) -> str:
+    """What Ctrl-C prints: a cancelled run, or a finished run whose scoring or report stopped."""
+    from cli import run_summary
+
+    run_id = progress.started[0] if progress.started else ""
+    if progress.phase == "run" or not run_id:
+        return run_summary.interrupted_line(run_id, f"with a bridge on --db {db_path} and bots")
+    if progress.phase == "score":
+        return (
+            f"interrupted while scoring run {run_id} (the run itself is recorded): "
+            f"vae rescore --run {run_id} --db {db_path} --judge-base-url URL --judge-model M"
+        )
+    return (
+        f"interrupted while writing the report of run {run_id} (run and scoring are "
+        f"recorded): vae report {run_id} --db {db_path}"
+    )

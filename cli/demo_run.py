@@ -3,10 +3,17 @@
 It starts the bridge and the scorer in-process (gRPC on loopback ports), the
 scripted reference bots (in-process gRPC clients), and a rule-based stand-in
 judge (an OpenAI-compatible server on loopback, see ``bots/offline_judge.py``);
-runs the example suite through the bridge with a progress bar; rescores the
-run through the scorer service with that judge; writes the HTML report; and
-prints the summary and where everything is. Every run is a new run in the same
-database, so running it twice keeps both.
+runs the example suite through the bridge with a progress bar; reads how the
+run ended; rescores the run through the scorer service with that judge; writes
+the HTML report; and prints the summary and where everything is. Every run is
+a new run in the same database, so running it twice keeps both.
+
+The command exits 1 when the run did not end ``completed`` or when a gating
+signal is unscored (the rule of ``vae rescore``,
+:func:`cli.rescore_verdict.unscored_exit`): the demo must never read as a
+success over sessions that were cut off or never judged. Sessions that fail
+their signals do not change the exit code — the suite is built with five
+scenarios that fail.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from bots.speech import default_synthesiser
 from bridge_service.config import BridgeSettings
 from bridge_service.server import BridgeServer
 from cli.demo_compare import previous_scored_run, print_comparison
+from cli.run_client import STATUS
 from cli.run_start import start_run
 from cli.tables import pct, table
 from recordings.reader import RecordingReader
@@ -43,10 +51,23 @@ from vae.scorer.v1 import scorer_pb2, scorer_pb2_grpc
 
 
 @dataclass
+class Progress:
+    """How far the demo got, for the line Ctrl-C prints."""
+
+    #: The run id once the bridge gave it (:func:`cli.run_start.start_run` fills it).
+    started: list[str] = field(default_factory=list)
+    #: "run" while the suite runs, then "score" once the run finished, then "report".
+    phase: str = "run"
+
+
+@dataclass
 class DemoResult:
     run_id: str
     scoring_id: str
     summary: dict[str, Any]
+    #: How the run ended: completed, failed or cancelled (``vae run``'s statuses).
+    run_status: str = ""
+    run_error: str = ""
     sessions: list[dict[str, Any]] = field(default_factory=list)
     report: Path | None = None
     seconds: float = 0.0
@@ -68,19 +89,16 @@ def _run_options(concurrency: int, inactivity_s: float) -> bridge_pb2.RunOptions
     )
 
 
-#: The run id of the demo in progress, for the line Ctrl-C prints.
-STARTED: list[str] = []
-
-
 async def _run_suite(
-    address: str, suite: Path, options: bridge_pb2.RunOptions, show: bool
-) -> tuple[str, int]:
+    address: str, suite: Path, options: bridge_pb2.RunOptions, show: bool, progress: Progress
+) -> bridge_pb2.Run:
+    """Run the suite to its end; the run as the bridge has it then (its final status)."""
     async with grpc.aio.insecure_channel(address) as channel:
         stub: bridge_pb2_grpc.BridgeServiceAsyncStub = bridge_pb2_grpc.BridgeServiceStub(channel)
         request = bridge_pb2.StartRunRequest(
             sources=[bridge_pb2.ScenarioSource(path=str(suite))], options=options
         )
-        run = (await start_run(stub, request, STARTED)).run
+        run = (await start_run(stub, request, progress.started)).run
         total = run.scenarios_total
         done = 0
         with click.progressbar(
@@ -97,7 +115,9 @@ async def _run_suite(
                 # Ctrl-C: cancel the run (sessions end `cancelled`) before the bridge stops.
                 await stub.CancelRun(bridge_pb2.CancelRunRequest(run_id=run.run_id))
                 raise
-        return run.run_id, total
+        final = (await stub.GetRun(bridge_pb2.GetRunRequest(run_id=run.run_id))).run
+    progress.phase = "score"
+    return final
 
 
 async def _score(
@@ -137,8 +157,10 @@ async def run_demo(
     report_path: Path | None = None,
     tts: str = "auto",
     show_progress: bool = True,
+    progress: Progress | None = None,
 ) -> DemoResult:
     """Run the suite end to end and return the run, the scoring and the report path."""
+    progress = progress or Progress()
     started = time.perf_counter()
     synth = await asyncio.to_thread(default_synthesiser, tts)
     async with BridgeServer(db_path, BridgeSettings(address="127.0.0.1:0")) as bridge:
@@ -160,11 +182,12 @@ async def run_demo(
                         tg.create_task(run_bots(config, stop))
                     try:
                         options = _run_options(concurrency, inactivity_s)
-                        run_id, total = await _run_suite(
-                            bridge.address, suite, options, show_progress
+                        run = await _run_suite(
+                            bridge.address, suite, options, show_progress, progress
                         )
                     finally:
                         stop.set()
+                run_id, total = run.run_id, run.scenarios_total
                 scoring = await _score(
                     f"127.0.0.1:{scorer.port}", run_id, total, judge.base_url, show_progress
                 )
@@ -174,6 +197,7 @@ async def run_demo(
 
     # slug() leaves no separator in the name: the report stays beside the database.
     report = report_path or db_path.with_name(f"{db_path.stem}-report-{slug(run_id, 'run')}.html")
+    progress.phase = "report"
     sessions, baseline = await asyncio.to_thread(
         _write_report, db_path, run_id, scoring.scoring_id, report
     )
@@ -181,6 +205,8 @@ async def run_demo(
         run_id=run_id,
         scoring_id=scoring.scoring_id,
         summary=json.loads(scoring.summary_json or "{}"),
+        run_status=STATUS.get(run.status, ""),
+        run_error=run.error,
         sessions=sessions,
         report=report,
         seconds=time.perf_counter() - started,
@@ -210,7 +236,10 @@ def _write_report(
 
 def print_summary(result: DemoResult, db_path: Path) -> None:
     s = result.summary
-    click.echo(f"\nrun {result.run_id}, scoring {result.scoring_id} ({result.seconds:.0f} s)")
+    click.echo(
+        f"\nrun {result.run_id} ({result.run_status}), scoring {result.scoring_id}"
+        f" ({result.seconds:.0f} s)"
+    )
     rows = [
         [row["verdict"], row["scenario"],
          "; ".join(f"{sig}: {why[0] if why else ''}" for sig, why in row["failing"].items())]
@@ -249,6 +278,7 @@ def run_demo_or_exit(
     report_path: Path | None,
     tts: str,
     as_json: bool,
+    progress: Progress,
 ) -> DemoResult:
     try:
         return asyncio.run(
@@ -259,6 +289,7 @@ def run_demo_or_exit(
                 report_path=report_path,
                 tts=tts,
                 show_progress=not as_json,
+                progress=progress,
             )
         )
     except* grpc.aio.AioRpcError as group:

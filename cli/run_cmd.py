@@ -85,7 +85,11 @@ from cli.replay_opts import replay_options
     type=click.FloatRange(min=0.1),
     help="Seconds a session waits for both bots [60].",
 )
-@click.option("--seed", type=int, help="Seed for noise and other randomness [0].")
+@click.option(
+    "--seed",
+    type=click.IntRange(0, 2**64 - 1),
+    help="Seed for noise and other randomness, 0..2^64-1 [0].",
+)
 @click.option(
     "--repeat",
     type=click.IntRange(1, 1000),

@@ -19,7 +19,9 @@ connector kind:
   ``connect_timeout_s`` counted from the first failure; then
   :class:`ConnectorError` says which URLs failed and why, and the run records
   the attempt as ``connector_failed``;
-- the slot is released when the session closes the endpoint.
+- the slot is released when the endpoint is closed. The waiting has no
+  timeout, so every way out of an attempt must close both of its endpoints
+  (``bridge_service.run_exec`` does, also when the session never started).
 """
 
 from __future__ import annotations

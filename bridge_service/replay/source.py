@@ -7,6 +7,15 @@ from one session — the named attempt, else the scenario's latest attempt that
 was not superseded — with the scenario exactly as the source run froze it
 (prompt, tools, initial state, assertions).
 
+An attempt that was cut off (a stop reason in
+``recordings.stop_reasons.UNFINISHED``: cancelled, shutdown, a failed
+connector, ...) or is still running is never replayed: its caller did not get
+to say everything, so a replay of it would end ``replay_finished`` — a finished
+attempt — on a conversation that never finished. Named in ``replay_sessions``
+or ``replay_scenarios`` it is refused; otherwise its scenario is left out, and
+a run with no replayable attempt is refused with the cut-off ones listed.
+Imported attempts whose ending is unknown (``unspecified``) stay replayable.
+
 The choice is recorded with the new run's options (``replay_from``,
 ``replay_sources``), so a resume replays the same sessions, and as
 ``replayed_from`` on the run and each session (``recordings.replay_links``).
@@ -15,6 +24,7 @@ The choice is recorded with the new run's options (``replay_from``,
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +33,9 @@ from bridge_service.config import RunSettings
 from bridge_service.connectors.base import ConnectorError
 from bridge_service.plan import SessionPlan
 from bridge_service.replay.endpoint import ReplayEndpoint
+from recordings import stop_reasons
 from recordings.errors import ScenarioError
+from recordings.models import SessionRecord, SessionStatus
 from recordings.reader import RecordingReader
 from recordings.replay_links import link_session
 from recordings.replay_script import ReplayError, load_script
@@ -32,6 +44,8 @@ from recordings.scenario_parse import scenario_from_dict
 from recordings.selection import select_run
 from recordings.writer import RecordingWriter
 
+log = logging.getLogger("vae.bridge.replay")
+
 
 @dataclass(frozen=True)
 class ReplaySelection:
@@ -39,6 +53,16 @@ class ReplaySelection:
     scenarios: list[Scenario]
     #: Scenario name -> the source session whose caller is replayed.
     sources: dict[str, str]
+
+
+def _cut_off(s: SessionRecord) -> str:
+    """Why ``s`` cannot be replayed ("" when it can): cut off, or still running."""
+    reason = stop_reasons.normalise(s.stop_reason)
+    if s.status is SessionStatus.RUNNING or not reason:
+        return "still running"
+    if reason in stop_reasons.UNFINISHED:
+        return f"cut off ({reason})"
+    return ""
 
 
 def select_replay(
@@ -63,6 +87,12 @@ def select_replay(
                 "replay_sessions",
                 f"two sessions of scenario {s.scenario_name!r}: replay one attempt per scenario",
             )
+        if why := _cut_off(s):
+            raise ScenarioError(
+                "<request>",
+                "replay_sessions",
+                f"session {sid!r} was {why}: only a finished attempt can be replayed",
+            )
         sources[s.scenario_name] = sid
     latest = reader.latest_attempts(run_id)
     unknown = sorted(set(scenario_names) - set(frozen))
@@ -73,6 +103,7 @@ def select_replay(
             f"run {run_id} has no scenario {unknown[0]!r} (it has: {', '.join(sorted(frozen))})",
         )
     wanted = list(scenario_names) or ([] if session_ids else list(frozen))
+    skipped: list[str] = []
     for name in wanted:
         if name in sources:
             continue
@@ -82,9 +113,24 @@ def select_replay(
                     "<request>", "replay_scenarios", f"scenario {name!r} was never recorded"
                 )
             continue
+        if why := _cut_off(latest[name]):
+            if scenario_names:
+                raise ScenarioError(
+                    "<request>",
+                    "replay_scenarios",
+                    f"scenario {name!r}: its latest attempt {latest[name].session_id!r}"
+                    f" was {why}; only a finished attempt can be replayed",
+                )
+            skipped.append(f"{name} ({why})")
+            continue
         sources[name] = latest[name].session_id
     if not sources:
-        raise ScenarioError("<request>", "replay", f"run {run_id} has no recorded session")
+        detail = f"; not replayable: {', '.join(skipped)}" if skipped else ""
+        raise ScenarioError(
+            "<request>", "replay", f"run {run_id} has no finished session to replay{detail}"
+        )
+    if skipped:
+        log.warning("replay of run %s leaves out %s", run_id, ", ".join(skipped))
     order = [name for name in frozen if name in sources]
     scenarios = [scenario_from_dict(frozen[n], f"{run_id} (frozen)") for n in order]
     return ReplaySelection(run_id, scenarios, {n: sources[n] for n in order})

@@ -9,14 +9,20 @@ every success signal gets real verdicts.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from pathlib import Path
 
-from click.testing import CliRunner
+import pytest
+from click.testing import CliRunner, Result
 
+from bots.openai_server import OpenAICompatibleServer
+from bots.runner import BotConfig
+from cli import demo_run
 from cli.main import vae
 from recordings.reader import RecordingReader
+from vae.bridge.v1 import bridge_pb2
 
 SUITE = Path(__file__).resolve().parents[2] / "examples" / "suite"
 SMALL = [
@@ -55,6 +61,8 @@ def run_demo(db: Path, folder: Path) -> dict[str, object]:
 def test_demo_runs_scores_and_reports_a_mixed_scorecard(tmp_path: Path) -> None:
     db = tmp_path / "demo.db"
     doc = run_demo(db, suite(tmp_path, SMALL))
+    # Five scenarios fail their signals on purpose: still a completed run and exit 0.
+    assert doc["run_status"] == "completed" and doc["run_error"] == ""
     report = Path(str(doc["report"]))
     assert report.exists() and "<audio" in report.read_text()
     sessions = {s["scenario"]: s for s in doc["sessions"]}  # type: ignore[attr-defined]
@@ -117,3 +125,83 @@ def test_a_broken_suite_is_refused_naming_the_file_and_field(tmp_path: Path) -> 
     assert "bad.yaml" in result.output and "max_duration" in result.output
     with RecordingReader(db) as reader:
         assert reader.list_runs() == [], "nothing was started"
+
+
+def _demo(db: Path, folder: Path, *extra: str) -> Result:
+    args = ["demo", "--db", str(db), "--suite", str(folder), "--tts", "buzz", "--json", *extra]
+    return CliRunner().invoke(vae, args)
+
+
+def test_a_run_that_did_not_complete_exits_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No agent bot ever joins: every session is cut off, and the demo must not read 0."""
+    real_bots, real_options = demo_run.run_bots, demo_run._run_options
+
+    async def user_only(config: BotConfig, stop: asyncio.Event) -> None:
+        if config.role == "user":
+            await real_bots(config, stop)
+
+    def quick(concurrency: int, inactivity_s: float) -> bridge_pb2.RunOptions:
+        options = real_options(concurrency, inactivity_s)
+        options.pairing_timeout_s, options.max_auto_retries = 0.5, 0
+        return options
+
+    monkeypatch.setattr(demo_run, "run_bots", user_only)
+    monkeypatch.setattr(demo_run, "_run_options", quick)
+    result = _demo(tmp_path / "demo.db", suite(tmp_path, ["restaurant_book_table"]))
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.stdout)
+    assert doc["run_status"] == "failed" and "restaurant_book_table" in doc["run_error"]
+    assert f"run {doc['run_id']} failed" in result.stderr
+    assert [s["verdict"] for s in doc["sessions"]] == ["unscored"]
+
+
+def test_a_completed_run_with_an_unscored_gating_signal_exits_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A judge answering garbage: JUDGE_PASSED is unscored; exit 1 unless --allow-unscored."""
+
+    def garbage_judge() -> OpenAICompatibleServer:
+        return OpenAICompatibleServer(lambda _request: {"content": "no verdict here"})
+
+    monkeypatch.setattr(demo_run, "offline_judge_server", garbage_judge)
+    folder = suite(tmp_path, ["restaurant_cancel_booking"])
+    result = _demo(tmp_path / "demo.db", folder)
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.stdout)
+    assert doc["run_status"] == "completed"
+    assert [s["verdict"] for s in doc["sessions"]] == ["unscored"]
+    assert "unscored gating signal" in result.stderr and "--allow-unscored" in result.stderr
+    accepted = _demo(tmp_path / "demo.db", folder, "--allow-unscored")
+    assert accepted.exit_code == 0, accepted.output
+    assert "accepted: --allow-unscored" in accepted.stderr
+
+
+@pytest.mark.parametrize(
+    ("step", "expected"),
+    [
+        ("_score", "interrupted while scoring run {run}"),
+        ("_write_report", "interrupted while writing the report of run {run}"),
+    ],
+)
+def test_ctrl_c_after_the_run_finished_cancels_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str, expected: str
+) -> None:
+    """The run is recorded ``completed``: the line names what to run, not a resume."""
+
+    def interrupt(*_args: object) -> None:
+        raise KeyboardInterrupt
+
+    async def interrupt_async(*_args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(demo_run, step, interrupt_async if step == "_score" else interrupt)
+    db = tmp_path / "demo.db"
+    result = _demo(db, suite(tmp_path, ["restaurant_book_table"]))
+    assert result.exit_code == 1, result.output
+    with RecordingReader(db) as reader:
+        (run,) = reader.list_runs()
+    assert run.status == "completed"
+    assert expected.format(run=run.run_id) in result.stderr
+    assert "cancelled" not in result.stderr and "--resume" not in result.stderr

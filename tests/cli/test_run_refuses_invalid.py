@@ -82,3 +82,16 @@ async def test_the_bridge_refuses_the_same_files_in_start_run(
     assert f"{a}:" in details and "agent.script[1].sey: unknown field" in details
     assert f"{b}:" in details and "agent.tool_effects.book[0].op: 'apend'" in details
     assert _runs(bridge.db_path) == []
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**64)])
+def test_a_seed_outside_uint64_is_a_usage_error(tmp_path: Path, seed: str) -> None:
+    """The seed is a uint64 on the wire: refused by the option, never a traceback."""
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(scenario("s")))
+    # The bridge is never reached: the option is refused while parsing.
+    args = ["run", str(path), "--bridge", "127.0.0.1:9", "--seed", seed]
+    result = CliRunner().invoke(vae, args)
+    assert result.exit_code == 2, result.output
+    assert "--seed" in result.stderr and "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)

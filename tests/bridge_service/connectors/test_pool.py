@@ -10,8 +10,10 @@ import pytest
 
 from bridge_service.connectors.base import ConnectorConfig, ConnectorOptionsError
 from bridge_service.connectors.pool import ConnectorPools
+from bridge_service.run_exec import session_id_for
 from bridge_service.server import BridgeServer
-from recordings.models import Side
+from recordings.errors import StorageError
+from recordings.models import SessionRecord, Side
 from recordings.reader import RecordingReader
 from tests.bridge_service.conftest import scenario, start_run, watch
 from tests.helpers import fake_connector
@@ -95,3 +97,42 @@ async def test_wrong_options_fail_at_once_and_free_the_slot() -> None:
     with pytest.raises(ConnectorOptionsError, match="bogus"):
         await pools.dial(config, Side.AGENT)
     assert pools.load("ws://127.0.0.1:9") == 0
+
+
+async def test_a_store_error_at_session_start_frees_the_slot_for_the_retry(
+    bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The failed attempt's leased endpoints are closed: the retry gets the one slot."""
+    writer = bridge.writer
+    assert writer is not None
+    real = writer.start_session
+    failed: list[str] = []
+
+    async def fail_once(record: SessionRecord) -> None:
+        if not failed:
+            failed.append(record.session_id)
+            raise StorageError("disk full (injected)")
+        await real(record)
+
+    monkeypatch.setattr(writer, "start_session", fail_once)
+    agent = fake("fake://single", speak_s=0.2)
+    agent.capacity = 1
+    user = fake("fake://user3", speak_s=0.3, end=True)
+    user.capacity = 1
+    run_id = await start_run(
+        stub,
+        [scenario("leak")],
+        max_auto_retries=1,
+        auto_retry_backoff_s=0.0,
+        user_connector=user,
+        agent_connector=agent,
+    )
+    events = await watch(stub, run_id, limit_s=15)
+    assert events[-1].status == bridge_pb2.RUN_STATUS_COMPLETED
+    with RecordingReader(bridge.db_path) as r:
+        reasons = [(s.attempt, s.stop_reason) for s in r.sessions(run_id)]
+    assert reasons == [(1, "bridge_error"), (2, "user_hang_up")]
+    assert failed == [session_id_for(run_id, "leak", 1)]
+    assert bridge.runs is not None
+    pools = bridge.runs.executor.connectors
+    assert pools.load("fake://single") == pools.load("fake://user3") == 0
