@@ -115,9 +115,9 @@ async def test_a_store_error_at_session_start_frees_the_slot_for_the_retry(
         await real(record)
 
     monkeypatch.setattr(writer, "start_session", fail_once)
-    agent = fake("fake://single", speak_s=0.2)
+    agent = fake_connector("fake://single", speak_s=0.2)
     agent.capacity = 1
-    user = fake("fake://user3", speak_s=0.3, end=True)
+    user = fake_connector("fake://user3", speak_s=0.3, end=True)
     user.capacity = 1
     run_id = await start_run(
         stub,
