@@ -13,7 +13,7 @@ import pytest
 from bridge_service.server import BridgeServer
 from cli.run_start import start_run
 from tests.bridge_service.conftest import scenario, watch
-from tests.cli.honest_common import closed_port
+from tests.helpers import closed_port
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 
 
@@ -45,23 +45,24 @@ async def test_a_failed_cancel_is_not_reported_as_cancelled(
         options=bridge_pb2.RunOptions(pairing_timeout_s=30),
     )
     started: list[str] = []
-    async with (
-        grpc.aio.insecure_channel(bridge.address) as channel,
-        grpc.aio.insecure_channel(f"127.0.0.1:{closed_port()}") as dead,
-    ):
-        live = bridge_pb2_grpc.BridgeServiceStub(channel)
-        # StartRun reaches the bridge; CancelRun goes nowhere.
-        stub = SimpleNamespace(
-            StartRun=live.StartRun, CancelRun=bridge_pb2_grpc.BridgeServiceStub(dead).CancelRun
-        )
-        task = asyncio.create_task(start_run(stub, request, started))
-        await asyncio.sleep(0)  # let the call go out, then "press Ctrl-C"
-        task.cancel()
-        with pytest.raises(grpc.aio.AioRpcError) as err:
-            await task
-        assert err.value.code() == grpc.StatusCode.UNAVAILABLE
-        assert len(started) == 1
-        run = (await live.GetRun(bridge_pb2.GetRunRequest(run_id=started[0]))).run
-        assert run.status == bridge_pb2.RUN_STATUS_RUNNING
-        await live.CancelRun(bridge_pb2.CancelRunRequest(run_id=started[0]))
+    with closed_port() as port:
+        async with (
+            grpc.aio.insecure_channel(bridge.address) as channel,
+            grpc.aio.insecure_channel(f"127.0.0.1:{port}") as dead,
+        ):
+            live = bridge_pb2_grpc.BridgeServiceStub(channel)
+            # StartRun reaches the bridge; CancelRun goes nowhere.
+            stub = SimpleNamespace(
+                StartRun=live.StartRun, CancelRun=bridge_pb2_grpc.BridgeServiceStub(dead).CancelRun
+            )
+            task = asyncio.create_task(start_run(stub, request, started))
+            await asyncio.sleep(0)  # let the call go out, then "press Ctrl-C"
+            task.cancel()
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await task
+            assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert len(started) == 1
+            run = (await live.GetRun(bridge_pb2.GetRunRequest(run_id=started[0]))).run
+            assert run.status == bridge_pb2.RUN_STATUS_RUNNING
+            await live.CancelRun(bridge_pb2.CancelRunRequest(run_id=started[0]))
     assert f"warning: run {started[0]} may still be running" in capsys.readouterr().err
