@@ -2,8 +2,9 @@
 
 Kept in its own module so ``vae import`` stays one small group; heavy modules
 (numpy, soundfile, the store) are imported inside the command. Exit codes: 0
-imported, 1 the store refused, 2 usage (a bad file or option: nothing is
-written).
+imported, 1 the store refused or a call's audio broke past its header after
+the run was written (the run, marked ``failed``, is named), 2 usage (a bad
+file or option, an invalid ``--run-id``: nothing is written).
 """
 
 from __future__ import annotations
@@ -84,19 +85,31 @@ def import_calls_cmd(
     {speaker, text, start, end}, speaker user/caller/agent, times in seconds)
     and NAME.scenario.json|yaml (expected actions, DBs, NL assertions).
 
+    Each call ends recording_ended (finished); what a recording lacks (tool
+    calls, final state, LLM context, how the call ended) is unscored, so
+    is_successful is unscored unless the scenario gates only on NL_ASSERTION
+    or JUDGE_PASSED judged from the transcript (--judge-include-conversation):
+    rescore with --allow-unscored to exit 0 anyway.
+
     \b
     Examples:
       vae import calls calls/ --scenario booking.yaml
       vae import calls support-0612.wav --caller-channel right --run-id june
-      vae rescore --run june && vae run --replay june --bridge 127.0.0.1:50051
+      vae rescore --run june --no-judge --allow-unscored && vae run --replay june
     """
     import asyncio
 
     from recordings.errors import StoreError
-    from recordings.importers.calls import import_calls
+    from recordings.identifiers import InvalidIdentifier, check
+    from recordings.importers.calls import PartialImportError, import_calls
     from recordings.importers.nemo_layout import ImportSourceError
 
     setup_logging(log_level)
+    if run_id:
+        try:
+            check("--run-id", run_id)
+        except InvalidIdentifier as exc:
+            raise click.UsageError(str(exc)) from exc
     try:
         shared = _yaml_or_json(scenario_file) if scenario_file is not None else None
         if shared is not None and not isinstance(shared, dict):
@@ -112,6 +125,9 @@ def import_calls_cmd(
                 max_seconds=max_seconds,
             )
         )
+    except PartialImportError as exc:  # a run was written: not a usage error
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
     except ImportSourceError as exc:
         raise click.UsageError(str(exc)) from exc
     except StoreError as exc:
@@ -128,7 +144,10 @@ def import_calls_cmd(
         )
     click.echo(
         "tool calls, final state, LLM context and how each call ended are not in a recording:"
-        " signals needing them are unscored"
+        " signals needing them are unscored (--allow-unscored keeps rescore's exit code 0)"
     )
-    click.echo(f"next: vae rescore --run {report.run_id} --db {db_path}")
+    click.echo(
+        f"next: vae rescore --run {report.run_id} --db {db_path} --allow-unscored"
+        "   (plus --judge-base-url/--judge-model, or --no-judge, for NL assertions)"
+    )
     click.echo(f"      vae run --replay {report.run_id}   (with an agent bot on the bridge)")

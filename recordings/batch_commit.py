@@ -108,8 +108,7 @@ class BatchCommitter:
 
     def _keep_salvageable(self, groups: list[Group]) -> None:
         for sql, rows in groups:
-            if writer_faults.salvageable(sql):
-                self.salvage.extend((sql, row) for row in rows)
+            self.salvage.extend((sql, row) for row in rows if writer_faults.salvageable(sql, row))
 
     async def _commit_rows_one_by_one(self, groups: list[Group], cause: BaseException) -> None:
         """A row broke the batch: keep every good row, log each bad one."""

@@ -16,8 +16,9 @@ caller (bots' input), which is where backpressure belongs.
 
 Committing one batch — lock retries, storage failures, bad rows — is
 :mod:`recordings.batch_commit`. After a storage failure this engine fails
-cleanly: every waiting ``flush`` raises, ``failed`` is set, later writes are
-dropped without raising (see :mod:`recordings.writer_faults`).
+cleanly: every waiting ``flush`` raises, ``failed`` is set, writes waiting
+for room and later writes are dropped at once without raising or queueing
+(see :mod:`recordings.writer_faults`).
 
 :func:`dumps` lives here so every layer of writes encodes JSON columns alike.
 """
@@ -170,29 +171,34 @@ class BatchWriter:
         self._put_nowait(_Write(sql, row))
 
     async def _put(self, item: _Item) -> None:
-        while self._queue.qsize() >= self.max_pending:
-            self._check_open(item)
+        # A failure ends the wait: the committer has stopped and frees no more space.
+        while self._queue.qsize() >= self.max_pending and self._failure is None:
+            self._admit(item)
             self._urgent.set()
             self._space.clear()
             await self._space.wait()
         self._put_nowait(item)
 
     def _put_nowait(self, item: _Item) -> None:
-        self._check_open(item)
+        if not self._admit(item):
+            return
         if self._queue.qsize() >= self.max_pending:
             self._urgent.set()
         self._queue.put_nowait(item)
 
-    def _check_open(self, item: _Item) -> None:
+    def _admit(self, item: _Item) -> bool:
+        """True to enqueue ``item``; False to drop a write after a failure; raises otherwise."""
         if self._failure is not None:
             if isinstance(item, _Write):
-                # Reported once already; keep only what salvage() may still record.
-                if writer_faults.salvageable(item.sql):
+                # Reported once already and nobody commits any more: drop it, keeping
+                # only what salvage() may still record.
+                if writer_faults.salvageable(item.sql, item.row):
                     self._salvage.append((item.sql, item.row))
-                return
+                return False
             raise StorageError(str(self._failure))
         if self._task is None or (self._closing and not isinstance(item, _Barrier)):
             raise WriterClosedError(f"writer for {self.path} is not running")
+        return True
 
     @property
     def pending(self) -> int:
@@ -240,7 +246,7 @@ class BatchWriter:
                 item.done.set_exception(
                     exc if isinstance(exc, StorageError) else WriterClosedError(str(exc))
                 )
-            elif isinstance(item, _Write) and writer_faults.salvageable(item.sql):
+            elif isinstance(item, _Write) and writer_faults.salvageable(item.sql, item.row):
                 self._salvage.append((item.sql, item.row))
 
     async def _commit(self, batch: list[_Item]) -> None:

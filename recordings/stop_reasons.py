@@ -9,7 +9,8 @@ holds the same table for users; a test keeps the two in step.
 
 - A **finished** attempt ended in a way that is a verdict on the conversation
   (the agent's end tool, a hang-up, a timeout, a bot that left or broke
-  mid-call, the agent under test that never spoke). It is scored normally.
+  mid-call, the agent under test that never spoke, a recorded real call that
+  ran to its end). It is scored normally.
 - An **unfinished** attempt was cut off by something outside the conversation
   (a cancel, a shutdown, a peer that never joined, a connector that never
   connected, a failure of the bridge or of the store, a crashed imported
@@ -19,7 +20,9 @@ holds the same table for users; a test keeps the two in step.
 
 Values are the lower-case strings stored in ``sessions.stop_reason`` (the
 proto enum's names without ``STOP_REASON_``), kept as plain strings so this
-module needs neither protobuf nor the bridge's enum.
+module needs neither protobuf nor the bridge's enum. ``recording_ended`` is
+the store's own: only ``vae import calls`` writes it, never the bridge, so the
+proto has no value for it (``GetRun`` reports it as unspecified).
 """
 
 from __future__ import annotations
@@ -50,6 +53,13 @@ TABLE: tuple[StopReasonInfo, ...] = (
     ),
     StopReasonInfo("first_speaker_silent", True, "the bot due to speak first never spoke", _KEEP),
     StopReasonInfo("replay_finished", True, "a replayed side ran out of recorded turns", _KEEP),
+    StopReasonInfo(
+        "recording_ended",
+        True,
+        "an imported recording of a real call ran to its end (how the call ended is not"
+        " recorded: CLEAN_EXIT is unscored)",
+        _KEEP,
+    ),
     StopReasonInfo("cancelled", False, "the run was cancelled (e.g. Ctrl-C)", _RERUN),
     StopReasonInfo("shutdown", False, "the bridge shut down mid-call", _RERUN),
     StopReasonInfo(

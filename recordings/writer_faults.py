@@ -21,8 +21,13 @@ After a failure, an attempt's row and small status updates (a session's
 end, a run's or a scoring's final status) are kept and tried once more at close on a fresh
 connection with a short timeout (:func:`salvage`) — "where the database
 still accepts it" — so a full disk still shows ``storage_error`` and
-``failed`` when space allows. Everything else is dropped: its loss is the
-failure already reported.
+``failed`` when space allows. A status that vouches for the rows before it
+(a run ``completed``, a scoring ``complete``, a session ended for a
+finished stop reason such as ``end_tool``) is never kept: those rows may be
+what was lost, so the run, scoring or session stays ``running`` (never ended,
+read as unfinished or interrupted) or gets the ``failed`` or
+``storage_error`` its owner records next. Everything else
+is dropped: its loss is the failure already reported.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from recordings.stop_reasons import is_finished
+
 log = logging.getLogger("vae.recordings.writer")
 
 #: Statements worth retrying after a failure (an attempt's row, small status updates).
@@ -44,6 +51,12 @@ _SALVAGE = (
     "UPDATE runs SET status",
     "UPDATE scorings SET status",
 )
+#: Status updates whose first parameter is the new status.
+_STATUS_UPDATES = ("UPDATE runs SET status = ?", "UPDATE scorings SET status = ?")
+#: Statuses that say everything before them was recorded: never salvaged.
+_SUCCESS = frozenset({"complete", "completed"})
+#: A session's end, whose second parameter is its stop reason.
+_SESSION_END = "UPDATE sessions SET status = 'ended', ended_ns = ?, stop_reason = ?"
 _STORAGE_WORDS = (
     "disk is full",
     "disk i/o error",
@@ -66,8 +79,15 @@ def is_storage_error(exc: sqlite3.Error) -> bool:
     return any(word in text for word in _STORAGE_WORDS)
 
 
-def salvageable(sql: str) -> bool:
-    return sql.startswith(_SALVAGE)
+def salvageable(sql: str, row: Sequence[Any]) -> bool:
+    """True for a row worth trying again at close: never a success status (see above)."""
+    if not sql.startswith(_SALVAGE):
+        return False
+    if sql.startswith(_STATUS_UPDATES):
+        return not row or str(row[0]) not in _SUCCESS
+    if sql.startswith(_SESSION_END):
+        return len(row) < 2 or not is_finished(str(row[1]))
+    return True
 
 
 def file_identity(path: Path) -> tuple[int, int] | None:

@@ -57,8 +57,7 @@ def mark_lacking(
         need = NEEDS.get(r.signal)
         if r.signal in _JUDGE and judge_reads_conversation and ctx.transcripts:
             need = None
-        # Already unscored for another cause (an import has no stop reason, so the
-        # attempt reads unfinished): the missing input is the cause to show.
+        # Already unscored for another cause: the missing input is the cause to show.
         if need in lacks and r.verdict in (Verdict.PASSED, Verdict.FAILED, Verdict.UNSCORED):
             detail = {**r.detail, "lacks": need, "verdict_without_it": str(r.verdict)}
             reason = f"the recording has no {need.replace('_', ' ')}: {r.signal} cannot be judged"

@@ -7,8 +7,9 @@ before anything is written; then it creates a new scoring (status
 ``running``, with its whole config, scorer versions, judge model and prompt
 hash), scores the sessions with bounded concurrency, appends the scores as
 each session finishes, and closes the scoring with its summary (``complete``),
-or ``failed`` with the error if it is interrupted — also when the judge
-cannot be used at all (:class:`JudgeUnusableError`): a failed scoring is never
+or ``failed`` with the error if it is interrupted or its scores cannot all be
+stored (``complete`` is written only once every score is committed) — also
+when the judge cannot be used at all (:class:`JudgeUnusableError`): a failed scoring is never
 the run's current one. Scenarios that need a judge are refused when none is
 configured, unless ``no_judge`` (``scorer_service.judge_need``). A scoring
 records its owner (host, process id) so one left ``running`` by a dead
@@ -232,6 +233,30 @@ async def _run(
         async with asyncio.TaskGroup() as tg:
             for session, scenario in plan.sessions:
                 tg.create_task(bounded(session, scenario))
+        # Every score is committed before the scoring says ``complete``, and that
+        # status itself before it counts: a store failing at either point takes the
+        # ``failed`` branch (a ``complete`` is never salvaged: recordings.writer_faults).
+        await writer.flush()
+        outcomes.sort(key=lambda o: o.scenario_name)
+        summary = summarise(outcomes)
+        summary["unscored"] = unscored_block(outcomes, never_ended=plan.skipped)
+        summary["bot_errors"] = bot_errors_block(outcomes)
+        summary["skipped_unfinished"] = plan.skipped
+        stats = judge.stats if judge is not None else JudgeStats()
+        summary["judge"] = {
+            "requests": stats.requests,
+            "cache_hits": stats.cache_hits,
+            "errors": stats.errors,
+        }
+        finished = time.time_ns()
+        await writer.finish_scoring(
+            scoring.scoring_id, status="complete", summary=summary, finished_ns=finished
+        )
+        if mode == "overwrite":
+            await writer.supersede_scorings(plan.run_id, scoring.scoring_id)
+        await writer.flush()
+        fields = {"status": "complete", "summary": summary, "finished_ns": finished}
+        done = ScoringRecord(**{**_fields(scoring), **fields})
     except BaseException as exc:
         error = exc.exceptions[0] if isinstance(exc, BaseExceptionGroup) else exc
         await writer.finish_scoring(
@@ -250,27 +275,6 @@ async def _run(
                 "(never the run's current scoring)"
             ) from error
         raise
-    outcomes.sort(key=lambda o: o.scenario_name)
-    summary = summarise(outcomes)
-    summary["unscored"] = unscored_block(outcomes, never_ended=plan.skipped)
-    summary["bot_errors"] = bot_errors_block(outcomes)
-    summary["skipped_unfinished"] = plan.skipped
-    stats = judge.stats if judge is not None else JudgeStats()
-    summary["judge"] = {
-        "requests": stats.requests,
-        "cache_hits": stats.cache_hits,
-        "errors": stats.errors,
-    }
-    finished = time.time_ns()
-    await writer.finish_scoring(
-        scoring.scoring_id, status="complete", summary=summary, finished_ns=finished
-    )
-    if mode == "overwrite":
-        await writer.supersede_scorings(plan.run_id, scoring.scoring_id)
-    await writer.flush()
-    done = ScoringRecord(
-        **{**_fields(scoring), "status": "complete", "summary": summary, "finished_ns": finished}
-    )
     return RescoreResult(done, outcomes, stats)
 
 

@@ -17,19 +17,28 @@ What a call gives (files: :mod:`recordings.importers.calls_files`):
   expected actions, DBs and assertions, frozen with the run under the call's
   name. Without one, a bare scenario named after the call.
 
-What a recording cannot give — the agent's tool calls, its final state, its
-LLM context, how the call ended — is declared in the run's options
-(``"lacks"``), so a rescore reports the signals that need them as
-``unscored``, never as passed.
+Each call ends ``recording_ended`` (``recordings.stop_reasons``): a finished
+attempt — the call ran to its end — so it is scored like any session. What a
+recording cannot give — the agent's tool calls, its final state, its LLM
+context, how the call ended — is declared in the run's options
+(``"lacks"``), so a rescore reports the signals that need them (CLEAN_EXIT
+among them) as ``unscored``, never as passed or failed; ``is_successful`` is
+decided only when every gating signal could be (NL assertions or the judge
+reading the transcript).
 
 Everything is checked before anything is written: a bad file is an
 :class:`~recordings.importers.nemo_layout.ImportSourceError` naming it, and
-the database is left untouched.
+the database is left untouched. Audio broken past a valid header is only
+found while reading: the calls before it are kept, the run is marked
+``failed`` and :class:`PartialImportError` names the file and the run. A
+storage failure stops the import at the next call, the run marked ``failed``
+where the store still accepts it (never ``completed``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -39,6 +48,7 @@ import numpy as np
 import soundfile as sf
 
 from recordings.audio import SegmentBuilder
+from recordings.errors import StorageError, StoreError
 from recordings.importers.calls_files import (
     CallFiles,
     CheckedCall,
@@ -65,9 +75,26 @@ from recordings.vad import spurts
 from recordings.writer import RecordingWriter, open_writer
 
 SOURCE = "import:calls"
+#: Each call's stop reason: finished (the call ran to its end), how it ended unknown.
+RECORDING_ENDED = "recording_ended"
 #: What a recorded call cannot tell; the scorer leaves the signals needing it unscored.
 LACKS = ["tool_calls", "final_state", "llm_context", "end_reason"]
 _NS = 1_000_000_000
+
+
+class PartialImportError(StoreError):
+    """A call failed while being read, after the run was written: the run is ``failed``.
+
+    Not an :class:`ImportSourceError` (nothing written, a usage error): the run
+    ``run_id`` exists with the ``imported`` calls before the bad one.
+    """
+
+    def __init__(self, run_id: str, imported: int, why: str) -> None:
+        super().__init__(
+            f"{why}; run {run_id} was recorded as failed with the {imported} call(s) before it"
+        )
+        self.run_id = run_id
+        self.imported = imported
 
 
 @dataclass
@@ -143,13 +170,22 @@ async def import_calls(
         )
         try:
             for ordinal, item in enumerate(checked):
+                if writer.failure is not None:  # stop at once: nothing more can be stored
+                    raise StorageError(f"import stopped: {writer.failure}")
                 call = await asyncio.to_thread(_read_call, rid, item, base, caller_channel)
                 await _write_call(writer, rid, ordinal, call)
                 report.calls.append(call.report)
-        except ImportSourceError:
-            # Audio that decoded badly past its header: keep what was imported, say so.
-            await writer.update_run_status(rid, str(RunStatus.FAILED), time.time_ns())
+            # Every call is committed before the run may say ``completed``.
             await writer.flush()
+        except BaseException as exc:
+            # Keep what was imported and say the run failed (after a storage failure
+            # this status is what the store may still salvage).
+            await writer.update_run_status(rid, str(RunStatus.FAILED), time.time_ns(), str(exc))
+            with contextlib.suppress(StoreError):
+                await writer.flush()
+            if isinstance(exc, ImportSourceError):
+                # Audio that decoded badly past its header: a run was written.
+                raise PartialImportError(rid, len(report.calls), str(exc)) from exc
             raise
         await writer.update_run_status(rid, str(RunStatus.COMPLETED), time.time_ns())
         await writer.flush()
@@ -167,8 +203,9 @@ async def _write_call(writer: RecordingWriter, rid: str, ordinal: int, call: _Ca
     await writer.end_session(
         call.session.session_id,
         ended_ns=call.session.started_ns + int(call.report.duration_s * _NS),
-        stop_reason="unspecified",
-        stop_detail="imported call: how it ended is not recorded",
+        stop_reason=RECORDING_ENDED,
+        stop_detail="imported call: the recording ran to its end; how the call ended is not"
+        " recorded",
         clean_exit=None,
         user_turns=call.report.user_turns,
         agent_turns=call.report.agent_turns,

@@ -7,6 +7,8 @@ crashed directory with no successor stays unfinished, so a resume sees it as
 in flight). The scenario is rebuilt from ``scenario_config/`` and frozen with
 the run; the framework's own verdicts become a first scoring; files that do not
 map onto the store are kept raw as artifacts beside the run or session.
+A stop reason the table in ``recordings.stop_reasons`` does not know is kept
+as it is: the attempt reads unfinished, like a crashed one.
 
 Missing or malformed files are reported per scenario and never abort the
 import: the report lists what was imported and what was not, and why. An
@@ -18,11 +20,14 @@ content) is refused unless ``again`` (``nemo_fingerprint``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from recordings.errors import StorageError, StoreError
 from recordings.importers.nemo_files import RUN_ROOT, read_json, read_text
 from recordings.importers.nemo_fingerprint import AlreadyImportedError, find_import, fingerprint
 from recordings.importers.nemo_layout import (
@@ -50,6 +55,7 @@ from recordings.models import (
     SessionStatus,
 )
 from recordings.reader import RecordingReader
+from recordings.stop_reasons import is_finished
 from recordings.writer import RecordingWriter, open_writer
 
 SOURCE = "import:nemo"
@@ -83,12 +89,13 @@ async def import_nemo(
         rid = choose_run_id(run_id, run_id_from_dir(src.root), existing)
         report = ImportReport(run_id=rid, source_dir=str(src.root), problems=list(src.problems))
         created = _created_ns(src.run_args)
-        status = RunStatus.COMPLETED if src.complete else RunStatus.FAILED
+        # ``running`` until every row is committed: a store failing mid-import never
+        # leaves a run that reads ``completed`` (recordings.writer_faults).
         await writer.create_run(
             RunRecord(
                 rid,
                 created,
-                status,
+                RunStatus.RUNNING,
                 "import",
                 {**_options(src.run_args, src.root), "import_hash": content_hash},
                 ["imported", "nemo"],
@@ -96,14 +103,23 @@ async def import_nemo(
                 SOURCE,
             )
         )
-        for name, text in src.run_files.items():
-            await writer.add_artifact(ArtifactRecord(rid, name, text))
         state = _RunState(rid, created, f"{rid}.nemo-original")
-        for ordinal, dirs in enumerate(src.scenarios):
-            report.scenarios.append(await _import_scenario(writer, state, ordinal, dirs))
-            if on_scenario is not None:
-                on_scenario(dirs.name)
+        try:
+            for name, text in src.run_files.items():
+                await writer.add_artifact(ArtifactRecord(rid, name, text))
+            for ordinal, dirs in enumerate(src.scenarios):
+                if writer.failure is not None:  # stop at once: nothing more can be stored
+                    raise StorageError(f"import stopped: {writer.failure}")
+                report.scenarios.append(await _import_scenario(writer, state, ordinal, dirs))
+                if on_scenario is not None:
+                    on_scenario(dirs.name)
+            # Every row is committed before the run or the scoring may say it is whole.
+            await writer.flush()
+        except BaseException as exc:
+            await _fail(writer, state, exc)
+            raise
         last = max(state.ends, default=created)
+        status = RunStatus.COMPLETED if src.complete else RunStatus.FAILED
         if state.unfinished:
             status = RunStatus.FAILED
             report.problems.append(
@@ -121,6 +137,19 @@ async def import_nemo(
             )
         await writer.flush()
     return report
+
+
+async def _fail(writer: RecordingWriter, state: _RunState, exc: BaseException) -> None:
+    """Record the run (and its first scoring) ``failed``; salvaged after a storage failure."""
+    now = time.time_ns()
+    error = f"import stopped: {type(exc).__name__}: {exc}"
+    await writer.update_run_status(state.run_id, RunStatus.FAILED, now, error)
+    if state.scoring_created:
+        await writer.finish_scoring(
+            state.scoring_id, status="failed", summary={"error": error}, finished_ns=now
+        )
+    with contextlib.suppress(StoreError):
+        await writer.flush()
 
 
 @dataclass
@@ -199,14 +228,15 @@ async def _import_scenario(
         status = await _write_attempt(
             writer, run_id, dirs.name, number, session_id, data, later, attempt_dir.path.name
         )
-        if data.ended_ns is not None:
-            state.ends.append(data.ended_ns)
+        state.ends.append(data.ended_ns)
         report.attempts.append(
             AttemptReport(attempt_dir.path.name, session_id, number, status, data.problems)
         )
-        if not later and (data.crashed or data.ended_ns is None):
+        finished = is_finished(data.stop_reason)
+        if not later and not finished:
             state.unfinished.append(dirs.name)
-        if data.metrics is not None and not later and not data.crashed:
+        # The framework's verdicts only for an attempt that ran to a finished end.
+        if data.metrics is not None and not later and finished:
             scores = original_scores(state.scoring_id, session_id, data.metrics)
             if scores and not state.scoring_created:
                 await writer.create_scoring(
@@ -248,18 +278,20 @@ async def _write_attempt(
         await writer.put_final_state(fs)
     for artifact, text in data.artifacts.items():
         await writer.add_artifact(ArtifactRecord(run_id, artifact, text, session_id))
-    status = "unfinished"
-    if data.ended_ns is not None:
-        status = "crashed" if data.crashed else "ended"
-        await writer.end_session(
-            session_id,
-            ended_ns=data.ended_ns,
-            stop_reason=data.stop_reason,
-            stop_detail=data.stop_detail,
-            clean_exit=data.clean_exit,
-            user_turns=data.user_turns,
-            agent_turns=data.agent_turns,
-        )
+    await writer.end_session(
+        session_id,
+        ended_ns=data.ended_ns,
+        stop_reason=data.stop_reason,
+        stop_detail=data.stop_detail,
+        clean_exit=data.clean_exit,
+        user_turns=data.user_turns,
+        agent_turns=data.agent_turns,
+    )
+    status = "ended"
+    if data.crashed:
+        status = "crashed"
+    elif not is_finished(data.stop_reason):
+        status = f"unfinished ({data.stop_reason})"
     if superseded:
         await writer.mark_superseded(session_id, f"moved aside as {dirname} by a resume")
         status = "superseded (crashed)" if data.crashed else "superseded"

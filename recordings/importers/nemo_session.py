@@ -6,7 +6,9 @@ Mapping (what cannot be mapped is kept raw as an artifact):
   agent->user) -> channels ``user`` and ``agent`` as ~1 s segments on the
   session clock; a WAV cut short is read as far as it goes.
 - ``conversation_log.txt`` turn lines -> spoken transcripts at their times;
-  its ``Start Time`` anchors the session; ``Stop reason`` the ending.
+  its ``Start Time`` anchors the session; ``Stop reason`` the ending
+  (``[EXIT]`` -> ``end_tool``, ``[TIMEOUT]`` -> ``max_duration``; any other
+  string is kept as it is, reads unfinished and is a listed problem).
 - ``metrics.json`` -> stop reason, clean exit, turn counts, token usage
   (per-side totals spread over ``n_calls`` events so sums and call counts
   match), its latencies as metrics; turns when the log has none. Every field
@@ -45,6 +47,7 @@ from recordings.importers.nemo_files import (
 )
 from recordings.importers.nemo_types import check_metrics
 from recordings.models import Channel, EventKind, EventRecord, FinalStateRecord, SegmentRecord, Side
+from recordings.stop_reasons import is_finished
 
 #: Raw files kept beside the session as artifacts (name -> size limit in bytes).
 RAW_FILES = {
@@ -64,7 +67,8 @@ CRASHED = "attempt_crashed"
 @dataclass
 class AttemptData:
     started_ns: int
-    ended_ns: int | None = None
+    #: When the attempt ended: always set by :func:`read_attempt` (crashed or not).
+    ended_ns: int = 0
     stop_reason: str = ""
     stop_detail: str = ""
     clean_exit: bool | None = None
@@ -116,7 +120,7 @@ def read_attempt(
         )
         if cond
     ]
-    if crash:
+    if crash or metrics is None:
         _crashed(data, "; ".join(crash), duration_s)
     else:
         _ending(data, log, metrics, duration_s, session_id)
@@ -229,21 +233,26 @@ def _crashed(data: AttemptData, why: str, duration_s: float) -> None:
 def _ending(
     data: AttemptData,
     log: ConversationLog,
-    metrics: dict[str, Any] | None,
+    metrics: dict[str, Any],
     duration_s: float,
     session_id: str,
 ) -> None:
-    raw = str((metrics or {}).get("stop_reason") or log.stop_reason or "")
-    if metrics is None and not log.stop_reason:
-        data.problems.append("no metrics.json and no stop reason: the attempt never finished")
-        return
-    data.stop_reason = STOP_REASONS.get(raw, "bot_error" if raw else "unspecified")
+    raw = str(metrics.get("stop_reason") or log.stop_reason or "")
+    # A stop string the table does not know is kept as it was: it reads unfinished
+    # (recordings.stop_reasons), never a verdict on the agent.
+    data.stop_reason = STOP_REASONS.get(raw, raw[:100] or "unspecified")
     data.stop_detail = f"imported stop reason {raw or '(none)'}"
-    clean = (metrics or {}).get("clean_exit")
+    if not is_finished(data.stop_reason):
+        what = f"stop reason {raw!r} is not one vae knows" if raw else "no stop reason recorded"
+        data.problems.append(
+            f"{what}: imported unfinished (unscored, its verdicts not imported;"
+            " vae run --resume runs it again)"
+        )
+    clean = metrics.get("clean_exit")
     data.clean_exit = clean if isinstance(clean, bool) else raw == "[EXIT]"
     if duration_s <= 0:
         for key in ("duration_seconds", "scenario_duration"):
-            value = (metrics or {}).get(key)
+            value = metrics.get(key)
             if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
                 duration_s = float(value)
                 break
@@ -265,7 +274,7 @@ def _actions(data: AttemptData, path: Path, session_id: str) -> None:
         data.problems.append(problem)
     if value is None:
         return
-    at_s = max(0.0, ((data.ended_ns or data.started_ns) - data.started_ns) / 1e9)
+    at_s = max(0.0, (data.ended_ns - data.started_ns) / 1e9)
     try:
         for side, payload in action_payloads(value):
             _event(data, session_id, side, EventKind.TOOL_CALL, at_s, payload)
@@ -282,7 +291,7 @@ def _final_states(data: AttemptData, path: Path, session_id: str) -> None:
     hashes, problem = read_db_hashes(path / "final_scenario_db_hash.txt")
     if problem:
         data.problems.append(problem)
-    received = data.ended_ns or data.started_ns
+    received = data.ended_ns
     for side, hash_key in (("agent", "db_hash"), ("user", "user_db_hash")):
         context, problem = read_context(path / f"bot_logs_{side}" / "llm_context.json")
         if problem:

@@ -11,6 +11,7 @@ import yaml
 from bots.runner import BotConfig, run_bots
 from bots.speech import BuzzSynthesiser
 from bridge_service.server import BridgeServer
+from recordings.reader import RecordingReader
 from tests.bridge_service.replay.helpers import agent_script, with_script
 from tests.helpers import cli
 from tests.recordings.calls_fixture import scenario_doc, write_stereo
@@ -27,6 +28,15 @@ async def test_import_calls_then_replay_and_show(bridge: BridgeServer, tmp_path:
     assert code == 0, err
     imported = json.loads(out)
     assert imported["run_id"] == "june" and imported["calls"][0]["scenario"] == "shared"
+    # The documented chain: `vae rescore --run june --no-judge --allow-unscored && vae run
+    # --replay june`. What a recording lacks is unscored, so without --allow-unscored the
+    # rescore exits 1 and a `&&` chain would never reach the replay.
+    code, _, err = await vae_cli("rescore", "--run", "june", "--db", db, "--no-judge")
+    assert code == 1 and "unscored" in err, err
+    code, _, err = await vae_cli(
+        "rescore", "--run", "june", "--db", db, "--no-judge", "--allow-unscored"
+    )
+    assert code == 0, err
 
     stop = asyncio.Event()
     agent = BotConfig(
@@ -66,3 +76,25 @@ async def test_replay_usage_errors(bridge: BridgeServer, tmp_path: Path) -> None
     assert code == 2 and "give no SCENARIOS" in err
     code, _, err = await cli("import", "calls", str(tmp_path / "none.wav"), "--db", "x.db")
     assert code == 2 and "no such file" in err
+
+
+async def test_import_calls_exit_codes(tmp_path: Path) -> None:
+    """Exit 2 when nothing was written; exit 1 naming the run when a run was written."""
+    db = tmp_path / "calls.db"
+    write_stereo(tmp_path / "a_good.wav")
+    code, _, err = await vae_cli(
+        "import", "calls", str(tmp_path), "--run-id", "../june", "--db", str(db)
+    )
+    assert code == 2 and "--run-id" in err, err
+    assert not db.exists()
+    write_stereo(tmp_path / "b_cut.flac", fmt="FLAC")
+    blob = (tmp_path / "b_cut.flac").read_bytes()
+    (tmp_path / "b_cut.flac").write_bytes(blob[: len(blob) // 2])  # header intact, data cut
+    code, out, err = await vae_cli(
+        "import", "calls", str(tmp_path), "--run-id", "half", "--db", str(db)
+    )
+    assert code == 1, (out, err)
+    assert "b_cut.flac" in err and "run half" in err and "failed" in err, err
+    with RecordingReader(db) as reader:
+        run = reader.get_run("half")
+        assert run is not None and str(run.status) == "failed"

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import shutil
+import sqlite3
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -11,13 +15,15 @@ from click.testing import CliRunner
 
 from bots.openai_server import OpenAICompatibleServer
 from cli.main import vae
-from recordings.importers import ImportSourceError, import_nemo
+from recordings.errors import StorageError
+from recordings.importers import ImportSourceError, import_nemo, nemo
 from recordings.importers.nemo_files import parse_context, read_wav
 from recordings.models import Channel, EventKind, SessionStatus, Side, Verdict
 from recordings.reader import RecordingReader
 from recordings.scenario import SuccessSignal
 from recordings.scenario_parse import scenario_from_dict
 from recordings.selection import ResumeState, classify_resume
+from recordings.writer import open_writer
 from scorer_service.config import JudgeSettings, ScoringConfig
 from scorer_service.rescore import rescore
 from tests.interop import nemo_fixture as fx
@@ -278,3 +284,63 @@ async def test_imported_contexts_and_assertions_reach_the_judge(
     assert scores[(sid(fx.PIZZA), "JUDGE_PASSED")].verdict is Verdict.PASSED
     # The pizza agent's context was saved as a Python repr: the judge got it parsed.
     assert any("It's done" in p and "You are a helpful agent." in p for p in prompts)
+
+
+async def test_an_unknown_stop_reason_is_kept_and_reads_unfinished(
+    results: Path, db_path: Path
+) -> None:
+    """A framework stop string vae does not know is never a finished bot_error."""
+    path = results / fx.PIZZA / "metrics.json"
+    doc = json.loads(path.read_text())
+    doc["stop_reason"] = "[LLM_QUOTA]"
+    path.write_text(json.dumps(doc))
+    report = await import_nemo(db_path, results)
+    pizza = next(s for s in report.scenarios if s.name == fx.PIZZA)
+    assert pizza.attempts[0].status == "unfinished ([LLM_QUOTA])"
+    assert any("'[LLM_QUOTA]' is not one vae knows" in p for p in pizza.attempts[0].problems)
+    assert any(fx.PIZZA in p and "crashed or unfinished" in p for p in report.problems)
+    with RecordingReader(db_path) as r:
+        session = r.session(sid(fx.PIZZA))
+        assert session is not None and session.stop_reason == "[LLM_QUOTA]"
+        states = {d.scenario_name: d for d in classify_resume(r, RUN_ID)}
+        assert states[fx.PIZZA].state is ResumeState.IN_FLIGHT
+        # The framework's verdicts for it are not imported as if it had finished.
+        (original,) = r.scorings(RUN_ID)
+        assert r.scores(original.scoring_id, session.session_id) == []
+    result = await rescore(db_path, RUN_ID, ScoringConfig(no_judge=True))
+    outcome = next(o for o in result.sessions if o.scenario_name == fx.PIZZA)
+    success = next(s for s in outcome.scores if s.signal == "is_successful")
+    assert success.verdict is Verdict.UNSCORED and success.error == "unfinished: [llm_quota]"
+
+
+async def test_a_store_failing_mid_import_never_leaves_a_completed_run(
+    results: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real lock held beyond the writer's timeout: the run and its scoring read failed."""
+    for name in (fx.BROKEN, fx.CRASHED):  # left whole, this import would read completed
+        shutil.rmtree(results / name)
+    holder = sqlite3.connect(db_path, isolation_level=None, timeout=10)
+    original = nemo._import_scenario
+
+    async def locking(writer: Any, state: Any, ordinal: int, dirs: Any) -> Any:
+        if ordinal == 1:  # the run, a scenario and the first scoring are stored
+            await writer.flush()
+            holder.execute("BEGIN IMMEDIATE")
+        return await original(writer, state, ordinal, dirs)
+
+    monkeypatch.setattr(nemo, "_import_scenario", locking)
+    # The import shares this process's writer for the file: one with a short lock timeout.
+    async with open_writer(
+        db_path, flush_interval_s=0.01, lock_timeout_s=1.0, busy_timeout_ms=200
+    ) as writer:
+        with pytest.raises(StorageError):
+            await asyncio.wait_for(import_nemo(db_path, results), 30)
+        assert writer.failed.is_set() and writer.pending == 0
+        holder.execute("ROLLBACK")  # room again: the kept statuses are salvaged at close
+    holder.close()
+    with RecordingReader(db_path) as r:
+        run = r.get_run(RUN_ID)
+        assert run is not None and str(run.status) == "failed", run
+        assert "import stopped" in run.error
+        scorings = r.scorings(RUN_ID)
+        assert scorings and all(s.status == "failed" for s in scorings), scorings

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sqlite3
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import soundfile as sf
 
-from recordings.importers.calls import import_calls
+from recordings.errors import StorageError
+from recordings.importers import calls
+from recordings.importers.calls import PartialImportError, import_calls
 from recordings.importers.nemo_layout import ImportSourceError
 from recordings.models import Channel, EventKind, Side
 from recordings.reader import RecordingReader
 from recordings.replay_script import Gate, load_script
+from recordings.writer import open_writer
 from tests.recordings.calls_fixture import (
     RATE,
     call_channels,
@@ -166,9 +172,42 @@ async def test_audio_broken_past_its_header_fails_the_run_and_keeps_the_rest(
     write_stereo(tmp_path / "b_cut.flac", fmt="FLAC")
     blob = (tmp_path / "b_cut.flac").read_bytes()
     (tmp_path / "b_cut.flac").write_bytes(blob[: len(blob) // 2])  # header intact, data cut
-    with pytest.raises(ImportSourceError, match=r"b_cut\.flac: cannot decode"):
+    # Not an ImportSourceError (nothing written, exit 2): the run exists, and is named.
+    with pytest.raises(PartialImportError, match=r"b_cut\.flac: cannot decode.*run half") as err:
         await import_calls(db_path, [tmp_path], run_id="half")
+    assert not isinstance(err.value, ImportSourceError) and err.value.run_id == "half"
     with RecordingReader(db_path) as reader:
         run = reader.get_run("half")
         assert run is not None and str(run.status) == "failed"
         assert [s.scenario_name for s in reader.sessions("half")] == ["a_good"]
+
+
+async def test_a_store_failing_mid_import_fails_the_run(
+    tmp_path: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real lock held beyond the writer's timeout: never ``completed``, the import stops."""
+    for name in ("a", "b", "c"):
+        write_stereo(tmp_path / f"{name}.wav")
+    holder = sqlite3.connect(db_path, isolation_level=None, timeout=10)
+    original = calls._write_call
+
+    async def locking(writer: Any, rid: str, ordinal: int, call: Any) -> None:
+        if ordinal == 1:  # the run and the first call are stored; then the lock is taken
+            await writer.flush()
+            holder.execute("BEGIN IMMEDIATE")
+        await original(writer, rid, ordinal, call)
+
+    monkeypatch.setattr(calls, "_write_call", locking)
+    # The import shares this process's writer for the file: one with a short lock timeout.
+    async with open_writer(
+        db_path, flush_interval_s=0.01, lock_timeout_s=1.0, busy_timeout_ms=200
+    ) as writer:
+        with pytest.raises(StorageError):
+            await asyncio.wait_for(import_calls(db_path, [tmp_path], run_id="cut"), 30)
+        assert writer.failed.is_set() and writer.pending == 0
+        holder.execute("ROLLBACK")  # room again: the kept status is salvaged at close
+    holder.close()
+    with RecordingReader(db_path) as reader:
+        run = reader.get_run("cut")
+        assert run is not None and str(run.status) == "failed", run
+        assert "stayed locked" in run.error

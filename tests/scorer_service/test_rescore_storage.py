@@ -1,0 +1,47 @@
+"""A rescore whose last scores cannot be stored is recorded ``failed``, never ``complete``.
+
+A real lock held by another connection beyond the writer's lock timeout fails
+the writer while the last session's scores wait to be committed; the rescore
+must raise, and the scoring must never read ``complete`` (it would become the
+run's current scoring with its scores missing).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from recordings.errors import StorageError
+from recordings.writer import open_writer
+from scorer_service.config import ScoringConfig
+from scorer_service.rescore import rescore
+from tests.factories import RunInfo
+
+NO_AUDIO = ["action_match", "db_state_match", "db_state_assertion", "clean_exit"]
+
+
+async def test_scores_lost_to_storage_make_the_scoring_failed(
+    db_path: Path, recorded_run: RunInfo
+) -> None:
+    holder = sqlite3.connect(db_path, isolation_level=None, timeout=10)
+    # The rescore shares this process's writer for the file: one with a short lock timeout.
+    async with open_writer(
+        db_path, flush_interval_s=0.01, lock_timeout_s=1.0, busy_timeout_ms=200
+    ) as writer:
+
+        def on_progress(done: int, total: int, _outcome: object) -> None:
+            if done == total:  # the last session's scores are queued, not yet committed
+                holder.execute("BEGIN IMMEDIATE")
+
+        with pytest.raises(StorageError):
+            await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO), on_progress=on_progress)
+        assert writer.failed.is_set()
+        holder.execute("ROLLBACK")  # room again: the kept status updates are salvaged at close
+    holder.close()
+    conn = sqlite3.connect(db_path)
+    rows = conn.execute("SELECT scoring_id, status FROM scorings").fetchall()
+    conn.close()
+    assert len(rows) == 1, rows
+    assert rows[0][1] == "failed", rows
