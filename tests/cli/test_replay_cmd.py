@@ -31,9 +31,9 @@ async def test_import_calls_then_replay_and_show(bridge: BridgeServer, tmp_path:
     # The documented chain: `vae rescore --run june --no-judge --allow-unscored && vae run
     # --replay june`. What a recording lacks is unscored, so without --allow-unscored the
     # rescore exits 1 and a `&&` chain would never reach the replay.
-    code, _, err = await vae_cli("rescore", "--run", "june", "--db", db, "--no-judge")
+    code, _, err = await cli("rescore", "--run", "june", "--db", db, "--no-judge")
     assert code == 1 and "unscored" in err, err
-    code, _, err = await vae_cli(
+    code, _, err = await cli(
         "rescore", "--run", "june", "--db", db, "--no-judge", "--allow-unscored"
     )
     assert code == 0, err
@@ -82,7 +82,7 @@ async def test_import_calls_exit_codes(tmp_path: Path) -> None:
     """Exit 2 when nothing was written; exit 1 naming the run when a run was written."""
     db = tmp_path / "calls.db"
     write_stereo(tmp_path / "a_good.wav")
-    code, _, err = await vae_cli(
+    code, _, err = await cli(
         "import", "calls", str(tmp_path), "--run-id", "../june", "--db", str(db)
     )
     assert code == 2 and "--run-id" in err, err
@@ -90,7 +90,7 @@ async def test_import_calls_exit_codes(tmp_path: Path) -> None:
     write_stereo(tmp_path / "b_cut.flac", fmt="FLAC")
     blob = (tmp_path / "b_cut.flac").read_bytes()
     (tmp_path / "b_cut.flac").write_bytes(blob[: len(blob) // 2])  # header intact, data cut
-    code, out, err = await vae_cli(
+    code, out, err = await cli(
         "import", "calls", str(tmp_path), "--run-id", "half", "--db", str(db)
     )
     assert code == 1, (out, err)
