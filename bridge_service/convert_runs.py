@@ -9,8 +9,8 @@ from bridge_service.config import EndPolicy
 from bridge_service.connectors.base import ConnectorConfig, ConnectorError, check_connector
 from bridge_service.convert import stop_reason_pb
 from bridge_service.run_model import Classification, RunEvent, RunEventKind, RunView, SessionSummary
-from bridge_service.scenario_files import Source
 from recordings.models import RunStatus
+from recordings.scenarios.sources import Source
 from vae.bridge.v1 import bridge_pb2
 from vae.common.v1 import common_pb2
 

@@ -14,7 +14,7 @@ import numpy as np
 import soundfile
 
 from recordings.audio import resample_whole
-from recordings.scenario import NoiseConfig
+from recordings.scenarios.model import NoiseConfig
 
 
 def noise_seed(run_seed: int, scenario_name: str) -> int:

@@ -15,7 +15,7 @@ from bridge_service.connectors.base import SessionStartInfo
 from bridge_service.framing import Framing
 from bridge_service.noise import noise_seed
 from recordings.models import Side
-from recordings.scenario import Scenario, render_prompt
+from recordings.scenarios.model import Scenario, render_prompt
 from recordings.trials import split_trial
 
 

@@ -53,7 +53,7 @@ from bridge_service.run_outcome import retry_reason as _retry_reason
 from bridge_service.session import Session, SessionResult
 from recordings.errors import StoreError
 from recordings.models import RunStatus, Side
-from recordings.scenario import Scenario
+from recordings.scenarios.model import Scenario
 from recordings.stop_reasons import is_finished
 from recordings.writer import RecordingWriter
 

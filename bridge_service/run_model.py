@@ -17,7 +17,7 @@ from bridge_service.config import RunSettings
 from recordings.bot_errors import bot_errors
 from recordings.models import RunRecord, RunStatus, SessionRecord
 from recordings.reader import RecordingReader
-from recordings.scenario import Scenario
+from recordings.scenarios.model import Scenario
 from recordings.stop_reasons import is_finished
 
 

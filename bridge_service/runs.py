@@ -33,7 +33,6 @@ from bridge_service.run_exec import RunExecutor, Todo
 from bridge_service.run_model import Classification, RunState, RunView
 from bridge_service.run_outcome import kept_failure
 from bridge_service.run_queries import RunQueries
-from bridge_service.scenario_files import Source, load_sources
 from bridge_service.session import Session
 from bridge_service.trials import expand_trials
 from recordings import identifiers
@@ -41,7 +40,9 @@ from recordings.errors import ScenarioError, StorageError
 from recordings.models import RunRecord, RunScenario, RunStatus
 from recordings.reader import RecordingReader
 from recordings.replay_links import link_run
-from recordings.scenario_parse import scenario_from_dict
+from recordings.scenarios.lint import load_sources
+from recordings.scenarios.parse import scenario_from_dict
+from recordings.scenarios.sources import Source
 from recordings.selection import ResumeState, classify_resume, new_run_id
 from recordings.writer import RecordingWriter
 

@@ -34,8 +34,8 @@ from bridge_service.connectors.base import (
 )
 from bridge_service.ending import EndRequest, end_request_for
 from bridge_service.session_state import SessionState
-from bridge_service.sync import SyncHookError
 from recordings.models import Channel, EventKind, Side
+from recordings.scenarios.hooks import SyncHookError
 
 log = logging.getLogger("vae.bridge.session")
 

@@ -17,32 +17,12 @@ hook is recorded and the session goes on without that delta.
 from __future__ import annotations
 
 import copy
-import importlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from recordings.models import Side
-from recordings.scenario import Scenario
-
-SyncHook = Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], Any]
-
-
-class SyncHookError(Exception):
-    pass
-
-
-def load_hook(path: str) -> SyncHook:
-    """Import ``module:function``; raise SyncHookError saying what is missing."""
-    module_name, _, attr = path.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise SyncHookError(f"cannot import {module_name!r}: {exc}") from exc
-    hook = getattr(module, attr, None)
-    if not callable(hook):
-        raise SyncHookError(f"{module_name!r} has no function {attr!r}")
-    return hook  # type: ignore[no-any-return]
+from recordings.scenarios.hooks import SyncHookError, load_hook
+from recordings.scenarios.model import Scenario
 
 
 def deep_merge(target: dict[str, Any], delta: dict[str, Any]) -> None:

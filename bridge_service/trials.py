@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from recordings.errors import ScenarioError
-from recordings.scenario import Scenario
+from recordings.scenarios.model import Scenario
 from recordings.trials import split_trial, trial_name
 
 

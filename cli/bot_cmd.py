@@ -192,8 +192,8 @@ def bot_command(
 
 def _scripts(path: Path, role: str) -> dict[str, dict[str, Any]]:
     """Scenario name -> this side's scripted-bot config, from scenario files."""
-    from bridge_service.scenario_files import load_path
     from recordings.errors import ScenarioError
+    from recordings.scenarios.lint import load_path
 
     try:
         return {sc.name: sc.side(role).extras for sc in load_path(str(path))}

@@ -1,7 +1,7 @@
 """``vae schema scenario``: print the JSON Schema of scenario files.
 
-The schema is generated from the scenario model (``recordings/scenario_schema.py``)
-and also shipped as ``recordings/schemas/scenario.schema.json``. Point an
+The schema is generated from the scenario model (``recordings/scenarios/schema.py``)
+and also shipped as ``recordings/scenarios/scenario.schema.json``. Point an
 editor at it (the YAML language server reads a first-line comment
 ``# yaml-language-server: $schema=PATH``) to get completion and checks while
 typing.
@@ -37,7 +37,7 @@ def schema_scenario(output: Path | None) -> None:
     Then start a scenario file with
       # yaml-language-server: $schema=scenario.schema.json
     """
-    from recordings.scenario_schema import schema_text
+    from recordings.scenarios.schema import schema_text
 
     text = schema_text()
     if output is None:

@@ -20,7 +20,7 @@ import click
 from cli.common import json_option, print_json
 
 if TYPE_CHECKING:
-    from bridge_service.scenario_lint import LintResult
+    from recordings.scenarios.lint import LintResult
 
 
 def summary(result: LintResult) -> str:
@@ -55,7 +55,7 @@ def validate_command(scenarios: tuple[str, ...], as_json: bool) -> None:
       vae validate examples/suite
       vae validate my-scenarios/ other.yaml --json
     """
-    from bridge_service.scenario_lint import lint_arguments
+    from recordings.scenarios.lint import lint_arguments
 
     result = lint_arguments(list(scenarios))
     if as_json:
@@ -91,7 +91,7 @@ def refuse_invalid(scenarios: tuple[str, ...]) -> None:
     Only sources this machine can read are checked (the bridge checks them all
     again); a dotted module name that does not import here is left to the bridge.
     """
-    from bridge_service.scenario_lint import lint_arguments
+    from recordings.scenarios.lint import lint_arguments
 
     local = [s for s in scenarios if Path(s).exists()]
     if not local:

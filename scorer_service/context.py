@@ -27,8 +27,8 @@ from recordings.models import (
     Side,
 )
 from recordings.reader import ChannelAudio, RecordingReader
-from recordings.scenario import Scenario
-from recordings.scenario_parse import scenario_from_dict
+from recordings.scenarios.model import Scenario
+from recordings.scenarios.parse import scenario_from_dict
 from scorer_service.config import ScoringConfig
 
 

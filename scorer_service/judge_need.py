@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from recordings.scenario import Scenario
+from recordings.scenarios.model import Scenario
 from scorer_service import signals
 from scorer_service.config import ConfigError, ScoringConfig
 

@@ -33,7 +33,7 @@ from typing import Any
 from recordings.errors import StorageError, StoreError
 from recordings.models import ScoreRecord, ScoringRecord, SessionRecord, Verdict
 from recordings.reader import RecordingReader
-from recordings.scenario import Scenario
+from recordings.scenarios.model import Scenario
 from recordings.scoring_owner import owner_stamp
 from recordings.writer import RecordingWriter, open_writer
 from scorer_service.aggregate import SessionOutcome, summarise

@@ -20,7 +20,7 @@ from typing import Any
 from recordings.errors import StoreError
 from recordings.models import SessionRecord
 from recordings.reader import RecordingReader
-from recordings.scenario import Scenario
+from recordings.scenarios.model import Scenario
 from recordings.selection import select_run
 from scorer_service.config import ConfigError, ScoringConfig
 from scorer_service.context import effective_scenario

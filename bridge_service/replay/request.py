@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from bridge_service.replay.source import ReplaySelection, select_replay
-from bridge_service.scenario_files import Source
 from recordings.errors import ScenarioError
 from recordings.reader import RecordingReader
+from recordings.scenarios.sources import Source
 
 
 @dataclass(frozen=True)

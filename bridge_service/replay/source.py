@@ -39,8 +39,8 @@ from recordings.models import SessionRecord, SessionStatus
 from recordings.reader import RecordingReader
 from recordings.replay_links import link_session
 from recordings.replay_script import ReplayError, load_script
-from recordings.scenario import Scenario
-from recordings.scenario_parse import scenario_from_dict
+from recordings.scenarios.model import Scenario
+from recordings.scenarios.parse import scenario_from_dict
 from recordings.selection import select_run
 from recordings.writer import RecordingWriter
 

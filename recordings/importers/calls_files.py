@@ -35,7 +35,7 @@ import soundfile as sf
 
 from recordings.errors import ScenarioError
 from recordings.importers.nemo_layout import ImportSourceError
-from recordings.scenario_parse import scenario_from_dict
+from recordings.scenarios.parse import scenario_from_dict
 
 AUDIO = (".wav", ".flac")
 MIN_RATE, MAX_RATE = 8000, 48000

@@ -22,7 +22,7 @@ from typing import Any
 
 from recordings.errors import ScenarioError
 from recordings.importers.nemo_files import read_double_json, read_json, read_text
-from recordings.scenario_parse import scenario_from_dict
+from recordings.scenarios.parse import scenario_from_dict
 
 #: metadata.json keys copied as they are (scenario_from_dict validates them).
 _COPIED = (

@@ -12,7 +12,7 @@ import yaml
 from bots.listening import rms_dbfs
 from bots.scripted import ScriptError, parse_script
 from bots.speech import BuzzSynthesiser, default_synthesiser
-from recordings.scenario_parse import scenario_from_dict
+from recordings.scenarios.parse import scenario_from_dict
 
 SUITE = Path(__file__).resolve().parents[2] / "examples" / "suite"
 

@@ -12,7 +12,7 @@ from bridge_service.noise import NoiseSource
 from bridge_service.server import BridgeServer
 from recordings.models import EventKind
 from recordings.reader import RecordingReader
-from recordings.scenario import NoiseConfig
+from recordings.scenarios.model import NoiseConfig
 from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import run_pair, scenario
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc

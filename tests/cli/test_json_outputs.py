@@ -72,7 +72,7 @@ def test_store_commands(db: Path, tmp_path: Path) -> None:
 def test_validate(tmp_path: Path) -> None:
     clean = one_document(["validate", str(ROOT / "examples" / "suite"), "--json"])
     assert clean["ok"] is True and len(clean["scenarios"]) == 11
-    broken = ROOT / "tests" / "bridge_service" / "broken_scenarios"
+    broken = ROOT / "tests" / "recordings" / "scenarios" / "broken_scenarios"
     found = one_document(["validate", str(broken), "--json"], code=1)
     assert found["ok"] is False and len(found["problems"]) == 24
     assert {"file", "line", "column", "field", "problem"} == set(found["problems"][0])

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from cli.main import vae
 
 ROOT = Path(__file__).resolve().parents[2]
-BROKEN = ROOT / "tests" / "bridge_service" / "broken_scenarios"
+BROKEN = ROOT / "tests" / "recordings" / "scenarios" / "broken_scenarios"
 
 
 def test_clean_suite_exits_0_with_a_summary() -> None:

@@ -15,9 +15,9 @@ from typing import Any
 
 import yaml
 
-from bridge_service.scenario_lint import lint_arguments
-from recordings.scenario_parts import DB_OPERATORS, EFFECT_OPERATIONS
-from recordings.scenario_schema import scenario_schema
+from recordings.scenarios.lint import lint_arguments
+from recordings.scenarios.parts import DB_OPERATORS, EFFECT_OPERATIONS
+from recordings.scenarios.schema import scenario_schema
 from tests.docs.test_shell_blocks import ROOT, blocks
 
 DOC = ROOT / "docs" / "scenarios.md"

@@ -20,8 +20,8 @@ from recordings.importers import ImportSourceError, import_nemo, nemo
 from recordings.importers.nemo_files import parse_context, read_wav
 from recordings.models import Channel, EventKind, SessionStatus, Side, Verdict
 from recordings.reader import RecordingReader
-from recordings.scenario import SuccessSignal
-from recordings.scenario_parse import scenario_from_dict
+from recordings.scenarios.model import SuccessSignal
+from recordings.scenarios.parse import scenario_from_dict
 from recordings.selection import ResumeState, classify_resume
 from recordings.writer import open_writer
 from scorer_service.config import JudgeSettings, ScoringConfig

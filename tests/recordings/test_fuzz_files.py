@@ -25,10 +25,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bridge_service.scenario_files import load_inline
 from recordings.errors import ScenarioError, StoreError
 from recordings.importers.nemo import import_nemo_sync
-from recordings.scenario_parse import scenario_from_dict
+from recordings.scenarios.lint import load_inline
+from recordings.scenarios.parse import scenario_from_dict
 from tests.interop import nemo_fixture
 
 SECONDS = float(os.environ.get("VAE_FUZZ_SECONDS", "20")) / 2

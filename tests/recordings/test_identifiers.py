@@ -8,7 +8,7 @@ import pytest
 
 from recordings import identifiers
 from recordings.errors import ScenarioError
-from recordings.scenario_parse import scenario_from_dict
+from recordings.scenarios.parse import scenario_from_dict
 from recordings.selection import resolve_run
 
 

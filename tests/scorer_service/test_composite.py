@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from recordings.models import ScoreRecord, SessionRecord, SessionStatus, Verdict
-from recordings.scenario_parse import scenario_from_dict
+from recordings.scenarios.parse import scenario_from_dict
 from scorer_service import signals
 from scorer_service.aggregate import SessionOutcome, pass_hat_k, summarise
 from scorer_service.composite import composites

@@ -8,7 +8,7 @@ import pytest
 
 from recordings.canonical import state_hash
 from recordings.models import FinalStateRecord, SessionRecord, SessionStatus, Side, Verdict
-from recordings.scenario_parse import scenario_from_dict
+from recordings.scenarios.parse import scenario_from_dict
 from scorer_service.context import ScoringContext
 from scorer_service.scorers.db_assertion import DbStateAssertionScorer, evaluate, register_predicate
 from scorer_service.scorers.db_state import DbStateMatchScorer, diff

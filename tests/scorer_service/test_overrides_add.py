@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from recordings.errors import ScenarioError
-from recordings.scenario import Scenario
+from recordings.scenarios.model import Scenario
 from scorer_service.config import ConfigError, ScoringConfig, validate_overrides
 from scorer_service.context import effective_scenario
 

@@ -1,10 +1,10 @@
 """The shapes inside a scenario that the main model keeps as plain data.
 
-Why a separate module: :class:`~recordings.scenario.Scenario` stores DB
+Why a separate module: :class:`~recordings.scenarios.model.Scenario` stores DB
 assertions, initialization actions and each side's extras as plain mappings
 (the scorer and the bots read them as JSON), but a scenario author needs
 their shape checked before a call is placed. These dataclasses describe those
-shapes; :mod:`recordings.scenario_schema` turns them, with the main model,
+shapes; :mod:`recordings.scenarios.schema` turns them, with the main model,
 into the one JSON Schema that ``vae validate``, the bridge's ``StartRun`` and
 editors all use.
 

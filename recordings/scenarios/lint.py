@@ -4,7 +4,7 @@ Why one pass: ``vae validate``, ``vae run`` (before it asks for a run) and the
 bridge's ``StartRun`` must all refuse a broken suite with *all* its problems,
 each as ``file:line:column: field: problem``, so one edit fixes them. This
 module reads the sources (files, folders, inline text, Python modules), runs
-the schema check of :mod:`recordings.scenario_check` on every document, finds
+the schema check of :mod:`recordings.scenarios.check` on every document, finds
 each problem's position in the YAML (or JSON) text, then checks what the
 documents refer to (noise files, sync hooks) and that names are unique.
 """
@@ -18,20 +18,20 @@ from typing import Any
 
 import yaml
 
-from bridge_service.scenario_files import (
+from recordings.errors import ScenarioError
+from recordings.scenarios.check import Path as FieldPath
+from recordings.scenarios.check import check, parse_field
+from recordings.scenarios.model import Scenario
+from recordings.scenarios.parse import scenario_from_dict
+from recordings.scenarios.sources import (
     SUFFIXES,
     Source,
-    _as_dict,
-    _checked,
-    _documents,
-    _import,
+    as_dict,
+    check_references,
+    documents,
+    import_source,
     suite_files,
 )
-from recordings.errors import ScenarioError
-from recordings.scenario import Scenario
-from recordings.scenario_check import Path as FieldPath
-from recordings.scenario_check import check, parse_field
-from recordings.scenario_parse import scenario_from_dict
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,7 @@ class _Linter:
                 continue
             source = f"{file}[{i}]" if many else file
             try:
-                scenario = _checked(scenario_from_dict(doc, source), origin)
+                scenario = check_references(scenario_from_dict(doc, source), origin)
             except ScenarioError as exc:
                 node = _node_at(root, (*prefix, *parse_field(exc.field)), False) if root else None
                 self.add(file, exc.field, exc.problem, node)
@@ -174,7 +174,7 @@ class _Linter:
         _duplicate_keys(root, (), dupes)
         for path, node in dupes:
             self.add(file, ".".join(str(p) for p in path), "duplicate key", node)
-        self.documents(file, _documents(data), root, origin)
+        self.documents(file, documents(data), root, origin)
 
     def file(self, path: Path) -> None:
         self.result.files.append(str(path))
@@ -205,7 +205,7 @@ class _Linter:
     def module(self, value: str) -> None:
         self.result.files.append(value)
         try:
-            module = _import(value)
+            module = import_source(value)
         except ScenarioError as exc:
             self.add(value, exc.field, exc.problem)
             return
@@ -220,7 +220,7 @@ class _Linter:
         docs = []
         for i, obj in enumerate(objects):
             try:
-                docs.append(_as_dict(obj, f"{value}[{i}]"))
+                docs.append(as_dict(obj, f"{value}[{i}]"))
             except ScenarioError as exc:
                 self.add(value, f"[{i}]", exc.problem)
         self.documents(value, docs, None, None)
@@ -254,3 +254,24 @@ def lint_arguments(values: list[str]) -> LintResult:
         is_module = not path.exists() and all(p.isidentifier() for p in value.split("."))
         sources.append(Source("python_module" if is_module else "path", value))
     return lint_sources(sources)
+
+
+def load_sources(sources: list[Source]) -> list[Scenario]:
+    """All scenarios of all sources, validated; names must be unique across them.
+
+    Raises one :class:`ScenarioError` listing every problem of every source.
+    """
+    result = lint_sources(sources)
+    if result.problems:
+        raise result.error()
+    return result.scenarios
+
+
+def load_path(value: str) -> list[Scenario]:
+    """The scenarios of one file, folder or ``.py`` module (see :func:`load_sources`)."""
+    return load_sources([Source("path", value)])
+
+
+def load_inline(text: str) -> list[Scenario]:
+    """The scenarios of inline JSON or YAML text (see :func:`load_sources`)."""
+    return load_sources([Source("inline", text)])

@@ -1,11 +1,11 @@
 """Plain data (a parsed file, a frozen run's JSON) into a :class:`Scenario`.
 
-Why apart from the model: the model (:mod:`recordings.scenario`) changes when
+Why apart from the model: the model (:mod:`recordings.scenarios.model`) changes when
 a field is added, and the schema follows it by generation; this module changes
 when what is *accepted* changes: the established framework's flat spellings
 and aliases (``user_persona``, ``db``, ``noise_config``, ``env_type``...),
 defaults for empty values, and the rules the schema cannot state (identifier
-names, trial suffixes, tags). The schema check (:mod:`recordings.scenario_check`)
+names, trial suffixes, tags). The schema check (:mod:`recordings.scenarios.check`)
 runs first, so every problem it finds is reported at once; every error names
 the source, the field and the problem.
 """
@@ -16,7 +16,8 @@ from typing import Any
 
 from recordings import identifiers
 from recordings.errors import ScenarioError
-from recordings.scenario import (
+from recordings.scenarios.check import check
+from recordings.scenarios.model import (
     SIGNAL_ALIASES,
     Actions,
     NoiseConfig,
@@ -27,7 +28,6 @@ from recordings.scenario import (
     SuccessSignal,
     Task,
 )
-from recordings.scenario_check import check
 from recordings.trials import split_trial
 
 _TOP_LEVEL = {f for f in Scenario.__dataclass_fields__} | {

@@ -21,11 +21,9 @@ import pytest
 import yaml
 
 from bots import jsondb, scripted
-from recordings import scenario as model
-from recordings import scenario_parse as parse
-from recordings import scenario_parts as parts
-from recordings.scenario_docs import FIELD_DOCS
-from recordings.scenario_schema import (
+from recordings.scenarios import model, parse, parts
+from recordings.scenarios.docs import FIELD_DOCS
+from recordings.scenarios.schema import (
     ALIASES,
     SCHEMA_FILE,
     SIDE_INLINE,
@@ -34,9 +32,9 @@ from recordings.scenario_schema import (
 )
 from scorer_service.scorers import db_assertion
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SUITE = sorted((ROOT / "examples" / "suite").glob("*.yaml"))
-BROKEN = ROOT / "tests" / "bridge_service" / "broken_scenarios"
+BROKEN = ROOT / "tests" / "recordings" / "scenarios" / "broken_scenarios"
 SCHEMA = scenario_schema()
 DEFS: dict[str, Any] = SCHEMA["$defs"]
 
@@ -49,7 +47,7 @@ def _dataclasses() -> list[type]:
 
 def test_shipped_file_is_the_generated_schema() -> None:
     assert SCHEMA_FILE.read_text(encoding="utf-8") == schema_text(), (
-        "regenerate: vae schema scenario -o recordings/schemas/scenario.schema.json"
+        "regenerate: vae schema scenario -o recordings/scenarios/scenario.schema.json"
     )
 
 
@@ -111,7 +109,7 @@ def test_bot_and_scorer_formats_match_the_declared_parts() -> None:
 def test_every_example_file_validates_and_names_the_schema(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     jsonschema.validate(yaml.safe_load(text), SCHEMA)
-    assert text.startswith("# yaml-language-server: $schema=../../recordings/schemas/")
+    assert text.startswith("# yaml-language-server: $schema=../../recordings/scenarios/")
 
 
 #: Broken files whose mistakes a JSON Schema can express, and those it cannot
@@ -132,7 +130,7 @@ def test_the_schema_rejects_each_broken_file(name: str) -> None:
 def test_mistakes_beyond_the_schema_are_the_validators(name: str) -> None:
     data = yaml.safe_load((BROKEN / name).read_text(encoding="utf-8"))
     jsonschema.validate(data, SCHEMA)  # the schema cannot see these ...
-    from bridge_service.scenario_lint import lint_arguments
+    from recordings.scenarios.lint import lint_arguments
 
     assert lint_arguments([str(BROKEN / name)]).problems  # ... vae validate does
 

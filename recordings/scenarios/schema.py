@@ -2,12 +2,12 @@
 
 Why generated: a schema kept by hand beside the dataclasses drifts the day a
 field is added. Here every property comes from a dataclass field of
-:mod:`recordings.scenario` (and, where that model keeps plain data, of
-:mod:`recordings.scenario_parts`): its type from the annotation, its default
-from the field, its description from :mod:`recordings.scenario_docs`. The
-same schema drives :mod:`recordings.scenario_check` (``vae validate`` and the
+:mod:`recordings.scenarios.model` (and, where that model keeps plain data, of
+:mod:`recordings.scenarios.parts`): its type from the annotation, its default
+from the field, its description from :mod:`recordings.scenarios.docs`. The
+same schema drives :mod:`recordings.scenarios.check` (``vae validate`` and the
 bridge's ``StartRun``), is printed by ``vae schema scenario``, and is shipped
-as ``recordings/schemas/scenario.schema.json`` for editors (a test holds the
+as ``recordings/scenarios/scenario.schema.json`` for editors (a test holds the
 file equal to the generated one).
 
 Rules beyond the annotations: a ``list[str]`` also accepts one string; in the
@@ -25,11 +25,10 @@ import typing
 from pathlib import Path
 from typing import Any, Literal, Union
 
-from recordings import scenario as model
-from recordings import scenario_parts as parts
-from recordings.scenario_docs import CLASS_DOCS, FIELD_DOCS
+from recordings.scenarios import model, parts
+from recordings.scenarios.docs import CLASS_DOCS, FIELD_DOCS
 
-SCHEMA_FILE = Path(__file__).with_name("schemas") / "scenario.schema.json"
+SCHEMA_FILE = Path(__file__).with_name("scenario.schema.json")
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 #: Where the model stores plain data, the shape it must have.

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bridge_service.scenario_files import Source, load_sources
-from bridge_service.scenario_lint import lint_arguments
 from recordings.errors import ScenarioError
+from recordings.scenarios.lint import lint_arguments, load_sources
+from recordings.scenarios.sources import Source
 
 BROKEN = Path(__file__).with_name("broken_scenarios")
-SUITE = Path(__file__).resolve().parents[2] / "examples" / "suite"
+SUITE = Path(__file__).resolve().parents[3] / "examples" / "suite"
 
 EXPECTED = """\
 broken.json:3:3: nl_assertion: unknown field; did you mean 'nl_assertions'?
@@ -93,7 +93,7 @@ def test_inline_and_module_sources_are_checked_too(tmp_path: Path) -> None:
 
 
 def test_schema_files_in_a_suite_folder_are_not_scenarios(tmp_path: Path) -> None:
-    from recordings.scenario_schema import schema_text
+    from recordings.scenarios.schema import schema_text
 
     (tmp_path / "scenario.schema.json").write_text(schema_text())
     (tmp_path / "one.yaml").write_text("name: one\n")

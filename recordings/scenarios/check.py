@@ -2,7 +2,7 @@
 
 Why not stop at the first error: fixing a file one error per edit-run cycle
 is slow, and a folder with two broken files should say so. :func:`check`
-walks the plain data against :func:`~recordings.scenario_schema.scenario_schema`
+walks the plain data against :func:`~recordings.scenarios.schema.scenario_schema`
 and collects an :class:`Issue` per problem: the path of the field (so the
 caller can turn it into a file position), what is wrong, and for a misspelt
 key or value the closest known one ("did you mean"). Then come the checks a
@@ -51,7 +51,7 @@ def parse_field(name: str) -> Path:
 
 @functools.cache
 def _schema() -> dict[str, Any]:
-    from recordings.scenario_schema import scenario_schema
+    from recordings.scenarios.schema import scenario_schema
 
     return scenario_schema()
 

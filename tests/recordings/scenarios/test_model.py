@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from recordings.errors import ScenarioError
-from recordings.scenario import SuccessSignal, render_prompt
-from recordings.scenario_parse import scenario_from_dict
+from recordings.scenarios.model import SuccessSignal, render_prompt
+from recordings.scenarios.parse import scenario_from_dict
 
 GOOD: dict[str, Any] = {
     "name": "change_flight",
