@@ -58,6 +58,7 @@ from recordings.importers.calls_files import (
     load_json_scenario,
 )
 from recordings.importers.nemo_layout import ImportSourceError, choose_run_id, session_id_for
+from recordings.locator import StoreRef
 from recordings.models import (
     Channel,
     EventKind,
@@ -70,7 +71,7 @@ from recordings.models import (
     SessionStatus,
     Side,
 )
-from recordings.reader import RecordingReader
+from recordings.reader import existing_reader
 from recordings.vad import spurts
 from recordings.writer import RecordingWriter, open_writer
 
@@ -128,7 +129,7 @@ class _Call:
 
 
 async def import_calls(
-    db_path: str | Path,
+    db_path: StoreRef,
     paths: list[Path],
     *,
     caller_channel: str = "left",
@@ -141,7 +142,7 @@ async def import_calls(
     if caller_channel not in ("left", "right"):
         raise ImportSourceError("caller channel must be left or right")
     found = await asyncio.to_thread(find_calls, [Path(p) for p in paths])
-    existing = await asyncio.to_thread(_run_ids, Path(db_path))
+    existing = await asyncio.to_thread(_run_ids, db_path)
     rid = choose_run_id(run_id, time.strftime("calls-%Y-%m-%dT%H-%M-%S"), existing)
     base = time.time_ns()
     # Every call is checked (formats, lengths, sidecars) before anything is written.
@@ -293,8 +294,6 @@ def _segments(
     return out
 
 
-def _run_ids(db_path: Path) -> list[str]:
-    if not db_path.exists():
-        return []
-    with RecordingReader(db_path) as reader:
-        return reader.run_ids()
+def _run_ids(db_path: StoreRef) -> list[str]:
+    with existing_reader(db_path) as reader:
+        return [] if reader is None else reader.run_ids()
