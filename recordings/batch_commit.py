@@ -87,7 +87,7 @@ class BatchCommitter:
                     continue
                 if kind == "storage":
                     self._keep_salvageable(groups)
-                    raise StorageError(f"{self.name} cannot be written: {exc}") from exc
+                    raise StorageError(f"{self.name} cannot be written: {_line(exc)}") from exc
                 await self._commit_rows_one_by_one(groups, exc)
                 return
             self.rows_written += sum(len(r) for _, r in groups)
@@ -114,7 +114,7 @@ class BatchCommitter:
                     attempt, waited = await self._wait_for_lock(exc, attempt, waited, [])
                     continue
                 if kind == "storage":
-                    raise StorageError(f"{self.name} cannot be written: {exc}") from exc
+                    raise StorageError(f"{self.name} cannot be written: {_line(exc)}") from exc
                 raise
             return result
 
@@ -158,4 +158,9 @@ class BatchCommitter:
                 raise
             await conn.rollback()
             self._keep_salvageable(groups)
-            raise StorageError(f"{self.name} cannot be written: {exc}") from exc
+            raise StorageError(f"{self.name} cannot be written: {_line(exc)}") from exc
+
+
+def _line(exc: BaseException) -> str:
+    """An error's message on one line (PostgreSQL's span several)."""
+    return " ".join(str(exc).split())

@@ -16,7 +16,6 @@ messages. A PostgreSQL locator has no file path: ``os.fspath`` of one raises.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 from dataclasses import dataclass
@@ -137,8 +136,12 @@ def _check_url(text: str, parts: SplitResult) -> None:
 
 
 def driver_available() -> bool:
-    """Whether psycopg (the ``postgres`` extra) can be imported, without importing it."""
-    return importlib.util.find_spec("psycopg") is not None
+    """Whether psycopg (the ``postgres`` extra) can be imported (asked for PostgreSQL only)."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def require_driver(locator: Locator) -> None:

@@ -12,9 +12,11 @@ so workers never share state or race on a port), started the first time a
 test asks for it; each test gets a fresh database (``fresh_database``).
 Tests that stop or break the server start their own.
 
-Durability settings are off (``fsync``, ``synchronous_commit``): the server
-only ever holds throw-away test databases, and a test that kills a *client*
-still sees every commit the server acknowledged.
+On the shared server durability settings are off (``fsync``,
+``synchronous_commit``): it only ever holds throw-away test databases, and a
+test that kills a *client* still sees every commit the server acknowledged.
+A server a test stops or crashes (:func:`own_server`) keeps PostgreSQL's
+durable defaults.
 """
 
 from __future__ import annotations
@@ -72,7 +74,8 @@ def _free_port() -> int:
 class PgServer:
     """One PostgreSQL server in a temporary folder; :meth:`start` / :meth:`stop`."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, durable: bool = False) -> None:
+        self.durable = durable
         found = bindir()
         assert found is not None, "PostgreSQL is not installed"
         self.bindir = found
@@ -110,9 +113,10 @@ class PgServer:
             self.port = self.port or _free_port()
             options = (
                 f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''"
-                " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
                 " -c shared_buffers=16MB -c max_connections=100"
             )
+            if not self.durable:
+                options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
             done = self._run(
                 "pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", options,
                 "-w", "-t", "30", "start", check=False,
@@ -159,8 +163,9 @@ class PgServer:
 
 @contextlib.contextmanager
 def own_server() -> Any:
-    """A server of the test's own, for tests that stop or break it."""
-    server = PgServer()
+    """A server of the test's own, for tests that stop or break it (durable: a crash
+    loses nothing it acknowledged)."""
+    server = PgServer(durable=True)
     try:
         server.start()
         yield server
