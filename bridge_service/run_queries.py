@@ -46,6 +46,11 @@ class RunQueries:
         return await asyncio.to_thread(query)
 
     async def resolve(self, ref: str) -> str:
+        if ref in self.runs:
+            # A run of this process, named exactly: no need to ask the store (which
+            # may be what failed: a database server that stopped).
+            return ref
+
         def pick(reader: RecordingReader) -> str:
             return select_run(reader, ref)
 

@@ -4,8 +4,9 @@
 system temp dir and serves on a free loopback port (TCP only, no Unix
 socket), trusting local connections for its one superuser ``vae``. PostgreSQL
 refuses to run as root, so as root (CI, this machine) the server runs as the
-``postgres`` user the package creates, in a folder handed to that user; as
-anyone else it runs as the current user.
+``postgres`` user the package creates (through ``setpriv``, so Python can
+still ``vfork``), in a folder handed to that user; as anyone else it runs as
+the current user.
 
 The test session shares one server per pytest process (one per xdist worker,
 so workers never share state or race on a port), started the first time a
@@ -84,11 +85,15 @@ class PgServer:
         self.log = self.folder / "server.log"
         self.port = 0
         self._names = itertools.count(1)
-        self._as_user: dict[str, Any] = {}
+        self._as_user: list[str] = []
         if os.geteuid() == 0:
             user = pwd.getpwnam("postgres")
             os.chown(self.folder, user.pw_uid, user.pw_gid)
-            self._as_user = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []}
+            # setpriv, not Popen(user=...): switching users in Python forces fork()
+            # instead of vfork(), and a fork beside gRPC's threads can abort the child.
+            self._as_user = [
+                "setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups",
+            ]  # fmt: skip
         os.chmod(self.folder, 0o700)
         self._run(
             "initdb", "-D", str(self.data), "-U", SUPERUSER, "--auth=trust",
@@ -97,13 +102,12 @@ class PgServer:
 
     def _run(self, tool: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [str(self.bindir / tool), *args],
+            [*self._as_user, str(self.bindir / tool), *args],
             capture_output=True,
             text=True,
             check=check,
             cwd=self.folder,
             timeout=60,
-            **self._as_user,
         )
 
     def start(self) -> None:
