@@ -1,10 +1,11 @@
 """Every command that takes ``--db`` on a ``postgresql://`` URL: bad databases and a real run.
 
 The bad-database matrix mirrors tests/cli/test_bad_db_files.py for a server:
-a malformed URL (exit 2), an unreachable server (exit 1 within seconds), a
-database with a newer vae schema or another program's tables (exit 1, left
-exactly as it was), a database with no vae schema yet (readers: "no vae
-database", exit 2; importers create the schema). No traceback, ever.
+a malformed URL (exit 2), an unreachable server or a database that does not
+exist (exit 1 within seconds), a database with a newer vae schema or another
+program's tables (exit 1, left exactly as it was), a database with no vae
+schema yet (readers: "no vae database", exit 2; importers create the schema).
+No traceback, ever.
 
 End to end: ``vae demo`` records a small suite through a real bridge with the
 reference bots into PostgreSQL and scores it; the same suite on SQLite gives
@@ -65,6 +66,8 @@ def make_case(kind: str, server: PgServer) -> str:
     if kind == "unreachable":
         with closed_port() as port:  # refused: nothing listens there
             return f"postgresql://vae@127.0.0.1:{port}/vae"
+    if kind == "no-such-database":
+        return server.url("no_such_database")
     url = server.fresh_database()
     if kind == "empty":
         return url
@@ -84,7 +87,7 @@ def make_case(kind: str, server: PgServer) -> str:
     return url
 
 
-KINDS = ["malformed", "unreachable", "newer", "foreign", "empty"]
+KINDS = ["malformed", "unreachable", "no-such-database", "newer", "foreign", "empty"]
 COMMANDS: dict[str, list[str]] = {
     "runs-list": ["runs", "list"],
     "runs-show": ["runs", "show", RUN],
@@ -145,6 +148,7 @@ def test_bad_postgres_database(
     reason = {
         "malformed": "not a valid PostgreSQL URL",
         "unreachable": "cannot use the PostgreSQL database",
+        "no-such-database": 'database "no_such_database" does not exist',
         "newer": "newer",
         "foreign": "another program",
         "empty": "no vae database",
