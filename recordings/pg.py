@@ -16,8 +16,9 @@ transactions are snapshots (``REPEATABLE READ``), as SQLite's WAL readers are.
 
 Results read like SQLite's: ``numeric`` (what ``sum``/``avg`` of integers
 give) loads as ``int`` or ``float``; ``bytea`` is ``bytes``. Parameters are
-adapted the other way: ``bool`` → 0/1, and a NUL character in text (which
-PostgreSQL cannot store) becomes U+FFFD.
+adapted the other way, as ``sqlite3`` stores them: ``bool`` → 0/1, an enum →
+its value, and a NUL character in text (which PostgreSQL cannot store)
+becomes U+FFFD.
 
 :func:`fault` sorts a psycopg error into ``lock`` (wait and retry),
 ``storage`` (the server is gone, full, read-only, or the schema vanished:
@@ -26,6 +27,7 @@ the writer stops) or ``row`` (this row was refused; keep the others).
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -64,14 +66,27 @@ class _NumberLoader(Loader):
         return int(text) if text.lstrip("-").isdigit() else float(text)
 
 
+_PLAIN = frozenset({int, float, bytes, type(None)})
+
+
+def _param(value: Any) -> Any:
+    kind = type(value)
+    if kind is str:
+        return value.replace("\x00", "\ufffd") if "\x00" in value else value
+    if kind in _PLAIN:
+        return value
+    if kind is bool:
+        return int(value)
+    if isinstance(value, enum.Enum):  # psycopg would store the name; sqlite3 the value
+        return _param(value.value)
+    if isinstance(value, str | int):
+        return _param(str(value) if isinstance(value, str) else int(value))
+    return value
+
+
 def params(row: Sequence[Any]) -> tuple[Any, ...]:
     """A row's parameters as PostgreSQL takes them (see the module docstring)."""
-    return tuple(
-        int(v) if type(v) is bool
-        else v.replace("\x00", "\ufffd") if type(v) is str and "\x00" in v
-        else v
-        for v in row
-    )  # fmt: skip
+    return tuple(_param(v) for v in row)
 
 
 def conninfo_for(locator: Locator, **overrides: Any) -> dict[str, Any]:
