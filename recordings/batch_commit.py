@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from recordings import writer_faults
@@ -35,11 +36,37 @@ from recordings.writer_conn import Row, Transaction, WriterConnection
 
 log = logging.getLogger("vae.recordings.writer")
 
-__all__ = ["BatchCommitter", "Group", "Row"]
+__all__ = ["Barrier", "BatchCommitter", "Group", "Item", "Row", "TransactionItem", "Write"]
 
 #: Consecutive rows of one statement, committed with a single ``executemany``.
 Group = tuple[str, list[Row]]
 Work = Callable[[Transaction], Awaitable[Any]]
+
+
+@dataclass(slots=True)
+class Write:
+    """One row of one statement, queued."""
+
+    sql: str
+    row: Row
+
+
+@dataclass(slots=True)
+class Barrier:
+    """Resolved once everything queued before it is committed (``flush``)."""
+
+    done: asyncio.Future[None]
+
+
+@dataclass(slots=True)
+class TransactionItem:
+    """A caller's ``work``, run in its own transaction where it was queued."""
+
+    work: Work
+    done: asyncio.Future[Any]
+
+
+Item = Write | Barrier | TransactionItem
 
 
 class BatchCommitter:
@@ -61,6 +88,50 @@ class BatchCommitter:
         self.salvage = salvage
         self.rows_written = 0
         self.batches_written = 0
+
+    async def commit_batch(self, batch: list[Item]) -> None:
+        """Commit a batch's rows in order, running each transaction where it was queued.
+
+        Raises :class:`StorageError` (every waiter of the batch gets it too).
+        """
+        groups: list[Group] = []
+        waiting: list[Barrier | TransactionItem] = []
+        try:
+            for item in batch:
+                if isinstance(item, Write):
+                    if groups and groups[-1][0] == item.sql:
+                        groups[-1][1].append(item.row)
+                    else:
+                        groups.append((item.sql, [item.row]))
+                    continue
+                waiting.append(item)
+                if isinstance(item, TransactionItem):
+                    if groups:
+                        await self.commit(groups)
+                        groups = []
+                    await self._transact(item)
+            if groups:
+                await self.commit(groups)
+        except StorageError as exc:
+            for item in (*waiting, *(i for i in batch if isinstance(i, TransactionItem))):
+                if not item.done.done():
+                    item.done.set_exception(exc)
+            raise
+        for item in waiting:
+            if not item.done.done():
+                item.done.set_result(None)
+
+    async def _transact(self, item: TransactionItem) -> None:
+        try:
+            result = await self.run_transaction(item.work)
+        except StorageError:
+            raise
+        except Exception as exc:  # the caller's own failure: theirs to handle
+            if not item.done.done():
+                item.done.set_exception(exc)
+            return
+        if not item.done.done():
+            item.done.set_result(result)
 
     async def commit(self, groups: list[Group]) -> None:
         """Commit ``groups`` in one transaction (row by row if a row breaks it)."""

@@ -33,11 +33,10 @@ import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from recordings import writer_faults
-from recordings.batch_commit import BatchCommitter, Group, Row
+from recordings.batch_commit import Barrier, BatchCommitter, Item, Row, TransactionItem, Write
 from recordings.connection import BUSY_TIMEOUT_MS, open_store
 from recordings.dialect import Dialect
 from recordings.errors import StorageError, WriterClosedError
@@ -48,26 +47,6 @@ from recordings.writer_conn import Transaction, WriterConnection, connect_writer
 T = TypeVar("T")
 
 log = logging.getLogger("vae.recordings.writer")
-
-
-@dataclass(slots=True)
-class _Write:
-    sql: str
-    row: Row
-
-
-@dataclass(slots=True)
-class _Barrier:
-    done: asyncio.Future[None]
-
-
-@dataclass(slots=True)
-class _Transaction:
-    work: Callable[[Transaction], Awaitable[Any]]
-    done: asyncio.Future[Any]
-
-
-_Item = _Write | _Barrier | _Transaction
 
 
 def dumps(value: object) -> str:
@@ -101,7 +80,7 @@ class BatchWriter:
         self.max_pending = max_pending
         # Unbounded underneath: awaiting callers wait for ``_space`` at the bound,
         # ``*_nowait`` callers go past it.
-        self._queue: asyncio.Queue[_Item] = asyncio.Queue()
+        self._queue: asyncio.Queue[Item] = asyncio.Queue()
         self._space = asyncio.Event()
         self._space.set()
         self._urgent = asyncio.Event()
@@ -170,7 +149,7 @@ class BatchWriter:
     async def flush(self) -> None:
         """Return once every write submitted before this call is committed."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        await self._put(_Barrier(done))
+        await self._put(Barrier(done))
         self._urgent.set()
         await done
 
@@ -188,24 +167,24 @@ class BatchWriter:
         undo a transaction that has started.
         """
         done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        await self._put(_Transaction(work, done))
+        await self._put(TransactionItem(work, done))
         self._urgent.set()
         return await done
 
     # ------------------------------------------------------------ submission
     async def execute(self, sql: str, row: Row = ()) -> None:
         """Queue one row of one statement (awaits when the queue is full)."""
-        await self._put(_Write(sql, row))
+        await self._put(Write(sql, row))
 
     async def executemany(self, sql: str, rows: Sequence[Row]) -> None:
         for row in rows:
-            await self._put(_Write(sql, row))
+            await self._put(Write(sql, row))
 
     def execute_nowait(self, sql: str, row: Row = ()) -> None:
         """Queue one row without ever waiting (for real-time callers)."""
-        self._put_nowait(_Write(sql, row))
+        self._put_nowait(Write(sql, row))
 
-    async def _put(self, item: _Item) -> None:
+    async def _put(self, item: Item) -> None:
         # A failure ends the wait: the committer has stopped and frees no more space.
         while self._queue.qsize() >= self.max_pending and self._failure is None:
             self._admit(item)
@@ -214,24 +193,24 @@ class BatchWriter:
             await self._space.wait()
         self._put_nowait(item)
 
-    def _put_nowait(self, item: _Item) -> None:
+    def _put_nowait(self, item: Item) -> None:
         if not self._admit(item):
             return
         if self._queue.qsize() >= self.max_pending:
             self._urgent.set()
         self._queue.put_nowait(item)
 
-    def _admit(self, item: _Item) -> bool:
+    def _admit(self, item: Item) -> bool:
         """True to enqueue ``item``; False to drop a write after a failure; raises otherwise."""
         if self._failure is not None:
-            if isinstance(item, _Write):
+            if isinstance(item, Write):
                 # Reported once already and nobody commits any more: drop it, keeping
                 # only what salvage() may still record.
                 if writer_faults.salvageable(item.sql, item.row):
                     self._salvage.append((item.sql, item.row))
                 return False
             raise StorageError(str(self._failure))
-        if self._task is None or (self._closing and not isinstance(item, _Barrier)):
+        if self._task is None or (self._closing and not isinstance(item, Barrier)):
             raise WriterClosedError(f"writer for {self.locator.display()} is not running")
         return True
 
@@ -244,11 +223,11 @@ class BatchWriter:
         try:
             while True:
                 first = await self._queue.get()
-                if isinstance(first, _Write) and not self._urgent.is_set():
+                if isinstance(first, Write) and not self._urgent.is_set():
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._urgent.wait(), self.flush_interval_s)
                 self._urgent.clear()
-                batch: list[_Item] = [first]
+                batch: list[Item] = [first]
                 while len(batch) < self.max_batch:
                     try:
                         batch.append(self._queue.get_nowait())
@@ -256,7 +235,8 @@ class BatchWriter:
                         break
                 if self._queue.qsize() < self.max_pending:
                     self._space.set()
-                await self._commit(batch)
+                assert self._committer is not None
+                await self._committer.commit_batch(batch)
         except asyncio.CancelledError:
             raise
         except StorageError as exc:
@@ -277,55 +257,12 @@ class BatchWriter:
                 item = self._queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            if isinstance(item, _Barrier | _Transaction) and not item.done.done():
+            if isinstance(item, Barrier | TransactionItem) and not item.done.done():
                 item.done.set_exception(
                     exc if isinstance(exc, StorageError) else WriterClosedError(str(exc))
                 )
-            elif isinstance(item, _Write) and writer_faults.salvageable(item.sql, item.row):
+            elif isinstance(item, Write) and writer_faults.salvageable(item.sql, item.row):
                 self._salvage.append((item.sql, item.row))
-
-    async def _commit(self, batch: list[_Item]) -> None:
-        """Commit the batch's rows in order, running each transaction where it was queued."""
-        assert self._committer is not None
-        groups: list[Group] = []
-        waiting: list[_Barrier | _Transaction] = []
-        try:
-            for item in batch:
-                if isinstance(item, _Write):
-                    if groups and groups[-1][0] == item.sql:
-                        groups[-1][1].append(item.row)
-                    else:
-                        groups.append((item.sql, [item.row]))
-                    continue
-                waiting.append(item)
-                if isinstance(item, _Transaction):
-                    if groups:
-                        await self._committer.commit(groups)
-                        groups = []
-                    await self._transact(item)
-            if groups:
-                await self._committer.commit(groups)
-        except StorageError as exc:
-            for item in (*waiting, *(i for i in batch if isinstance(i, _Transaction))):
-                if not item.done.done():
-                    item.done.set_exception(exc)
-            raise
-        for item in waiting:
-            if not item.done.done():
-                item.done.set_result(None)
-
-    async def _transact(self, item: _Transaction) -> None:
-        assert self._committer is not None
-        try:
-            result = await self._committer.run_transaction(item.work)
-        except StorageError:
-            raise
-        except Exception as exc:
-            if not item.done.done():
-                item.done.set_exception(exc)
-            return
-        if not item.done.done():
-            item.done.set_result(result)
 
 
 def _prepare(locator: Locator) -> None:

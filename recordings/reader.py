@@ -13,9 +13,8 @@ audio, final states, artifacts; the scorer's tables are read by
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +22,6 @@ import numpy as np
 
 from recordings.audio import place_segments, unpack_frames
 from recordings.connection import open_store_readonly
-from recordings.db_file import DatabaseMissingError
 from recordings.dialect import StoreConnection
 from recordings.locator import StoreRef, locate
 from recordings.models import (
@@ -282,26 +280,6 @@ class RecordingReader(ScoringReader):
             ArtifactRecord(r[0], r[1], r[2], r[3])
             for r in self.conn.execute(sql + " ORDER BY id", params)
         ]
-
-
-@contextlib.contextmanager
-def existing_reader(path: StoreRef) -> Iterator[RecordingReader | None]:
-    """A reader of the store, or None where there is no store yet to read.
-
-    No store yet: no SQLite file, or a PostgreSQL database without a vae schema
-    (an importer then creates one).
-    """
-    locator = locate(path)
-    if not locator.exists():
-        yield None
-        return
-    try:
-        reader = RecordingReader(locator)
-    except DatabaseMissingError:
-        yield None
-        return
-    with reader:
-        yield reader
 
 
 def _rate_hint(session: SessionRecord, channel: Channel | str) -> int:

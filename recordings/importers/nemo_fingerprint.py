@@ -19,9 +19,9 @@ import os
 import stat
 from pathlib import Path
 
+from recordings.importers.existing import existing_reader
 from recordings.importers.nemo_layout import ImportSourceError
 from recordings.locator import StoreRef
-from recordings.reader import existing_reader
 
 _CHUNK = 1 << 20
 
