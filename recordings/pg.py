@@ -7,9 +7,9 @@ portable SQL (``?`` placeholders) through :mod:`recordings.dialect`, so the
 readers' ``self.conn.execute(sql, params).fetchall()`` runs unchanged.
 
 Every connection is made with bounds, so nothing waits on an absent or
-silent server for long: ``connect_timeout`` (5 s) and TCP keepalives
-(a dead peer is noticed within about half a minute); a URL's own
-parameters win. Each connection is in autocommit mode (explicit ``BEGIN`` …
+silent server for long: ``connect_timeout`` (5 s), TCP keepalives and a TCP
+user timeout (a dead peer is noticed within about half a minute); a URL's
+own parameters win. Each connection is in autocommit mode (explicit ``BEGIN`` …
 ``COMMIT`` where a transaction is meant, as on SQLite) and says it is vae
 (``application_name``). Readers' connections are read-only and their explicit
 transactions are snapshots (``REPEATABLE READ``), as SQLite's WAL readers are.
@@ -28,7 +28,7 @@ the writer stops) or ``row`` (this row was refused; keep the others).
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -47,6 +47,8 @@ DEFAULTS: dict[str, Any] = {
     "keepalives_idle": 10,
     "keepalives_interval": 5,
     "keepalives_count": 3,
+    # Unacknowledged data to a vanished server: give up after 30 s, not TCP's ~15 min.
+    "tcp_user_timeout": 30_000,
 }
 #: SQLSTATE classes and codes meaning the store cannot be written any more.
 _STORAGE_CLASSES = ("08", "53", "57", "58", "XX", "3D", "28")
@@ -146,13 +148,6 @@ class PgConnection:
             if fault(exc, self.raw) == "storage":
                 raise unavailable(self.locator, exc) from exc
             raise
-
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        with self.raw.cursor() as cur:
-            cur.executemany(POSTGRES.translate(sql), [params(r) for r in rows])
-
-    def rows(self, sql: str, parameters: Sequence[Any] = ()) -> Iterator[tuple[Any, ...]]:
-        yield from self.execute(sql, parameters)
 
     def close(self) -> None:
         self.raw.close()
