@@ -82,6 +82,8 @@ class BatchCommitter:
     ) -> None:
         self.conn = conn
         self.name = conn.locator.display()
+        #: The store (``str()`` of it: the file, or the URL), as older code names it.
+        self.path = conn.locator
         self.lock_timeout_s = lock_timeout_s
         self.busy_timeout_ms = busy_timeout_ms
         #: The writer's list of statements to try once more at close.

@@ -28,7 +28,7 @@ from recordings.db_file import (
 )
 from recordings.dialect import StoreConnection
 from recordings.locator import StoreRef, locate
-from recordings.migrations import SCHEMA_VERSION, check_version, migrate
+from recordings.migrations import SCHEMA_VERSION, check_version, migrate, other_tables
 
 #: How long a connection waits on another process's lock before SQLite says busy.
 BUSY_TIMEOUT_MS = 30_000
@@ -44,7 +44,9 @@ def configure(conn: sqlite3.Connection) -> None:
 def _vae_version(conn: sqlite3.Connection, path: Path) -> int:
     """The file's schema version; refuse an SQLite file of some other program."""
     version = check_version(conn)
-    if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+    # Only schema_migrations and nothing recorded: another vae is creating this file
+    # right now (its first migration not yet committed), not another program's file.
+    if version == 0 and other_tables(conn):
         raise DatabaseFileError(f"{path} is an SQLite database of another program, not vae's")
     return version
 

@@ -109,7 +109,8 @@ SQLITE = Dialect(
     skip_locked=False,
     begin_write="BEGIN IMMEDIATE",
     has_table="SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
-    count_tables="SELECT count(*) FROM sqlite_master WHERE name != 'schema_migrations'",
+    # tbl_name: schema_migrations' own index (UNIQUE name) belongs to it too.
+    count_tables="SELECT count(*) FROM sqlite_master WHERE tbl_name != 'schema_migrations'",
 )
 _PG_TABLES = "FROM information_schema.tables WHERE table_schema = current_schema()"
 POSTGRES = Dialect(
