@@ -263,8 +263,10 @@ def test_both_importers_write_to_postgres(pg_url: str, tmp_path: Path) -> None:
     nemo_fixture.build(tmp_path / "nemo")
     results = next(p for p in (tmp_path / "nemo").iterdir() if p.is_dir())
     _vae("import", "nemo", str(results), "--db", pg_url, "--run-id", "nemo")
-    runs = json.loads(_vae("runs", "list", "--db", pg_url, "--json").stdout)
-    assert {r["run_id"] for r in runs} == {"calls", "nemo"}
+    # VAE_DB names the store as --db does.
+    listed = CliRunner().invoke(vae, ["runs", "list", "--json"], env={"VAE_DB": pg_url})
+    assert listed.exit_code == 0, listed.output
+    assert {r["run_id"] for r in json.loads(listed.stdout)} == {"calls", "nemo"}
     shown: Callable[[str], Any] = lambda run: json.loads(  # noqa: E731
         _vae("runs", "show", run, "--db", pg_url, "--json").stdout
     )
