@@ -10,6 +10,7 @@ the writer: tests/recordings/test_pg_faults.py.)
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import pytest
 from recordings.errors import StorageError
 from recordings.locator import Locator
 from recordings.models import EventKind, EventRecord, Side
-from recordings.writer import RecordingWriter
+from recordings.writer import RecordingWriter, open_writer
 from tests.recordings.helpers import WriteLock, add_run, add_session, query
 
 
@@ -151,3 +152,24 @@ async def test_a_write_waiting_for_room_ends_when_the_writer_fails(store: Locato
     finally:
         holder.close()
         await asyncio.wait_for(writer.close(), 10)
+
+
+async def test_a_refused_row_costs_only_itself(store: Locator) -> None:
+    """One row the database refuses (NOT NULL) in a batch: the others are committed."""
+    async with open_writer(store, flush_interval_s=0.05) as writer:
+        await add_run(writer, "r", ["s"])
+        sid = await add_session(writer, "r", "s", ended=False)
+        await writer.flush()
+        await writer.add_events([_event(sid, 1)])
+        writer.execute_nowait(
+            "INSERT INTO events (session_id, side, kind, bridge_ns, payload_json)"
+            " VALUES (?, 'user', 'log', 1, '{}')",
+            (None,),
+        )
+        await writer.add_events([_event(sid, 2)])
+        await writer.update_run_status("r", "completed", 3)
+        await writer.flush()
+        assert not writer.failed.is_set()
+    logged = query(store, "SELECT payload_json FROM events WHERE kind = 'log' ORDER BY id")
+    assert [json.loads(p)["i"] for (p,) in logged] == [1, 2]
+    assert query(store, "SELECT status FROM runs") == [("completed",)]
