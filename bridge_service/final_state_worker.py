@@ -4,9 +4,9 @@ Parsing, hashing and canonicalising a 64 MB JSON document takes the best part
 of a second of CPU, and ``json`` holds the GIL throughout, so a thread would
 stall every session as surely as the loop itself. A large final state is
 therefore handed to a worker *process*: it reads the spooled document,
-parses and hashes it, and writes the ``final_states`` row into the store file
-itself (SQLite arbitrates between processes; the bridge's own writer waits in
-its thread, never on the loop). Only the hash and any problems travel back.
+parses and hashes it, and writes the ``final_states`` row into the store
+itself (the database arbitrates between processes; the bridge's own writer
+waits, never on the loop). Only the hash and any problems travel back.
 
 Small final states (the usual case) are parsed in place and queued on the
 bridge's writer as before; a worker costs a process start the first time.
@@ -18,9 +18,7 @@ import asyncio
 import gc
 import multiprocessing
 import os
-import sqlite3
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
 from bridge_service.final_state import (
     FinalStateCollector,
@@ -28,14 +26,9 @@ from bridge_service.final_state import (
     Source,
     parse_documents,
 )
-from recordings.connection import configure
+from recordings.connection import commit_once
 from recordings.models import FinalStateRecord, Side
-from recordings.writer import RecordingWriter, dumps
-
-_SQL = (
-    "INSERT OR REPLACE INTO final_states (session_id, side, received_ns, state_json,"
-    " state_hash, context_json) VALUES (?, ?, ?, ?, ?, ?)"
-)
+from recordings.writer import FINAL_STATE_SQL, RecordingWriter, dumps
 
 _pool: ProcessPoolExecutor | None = None
 
@@ -86,7 +79,7 @@ async def store_final_state(
         future = await asyncio.to_thread(
             _executor().submit,
             store_in_worker,
-            str(writer.path),
+            str(writer.locator),
             (session_id, str(side), received_ns),
             state,
             context,
@@ -111,7 +104,7 @@ def _record(
 
 
 def store_in_worker(
-    db_path: str,
+    store: str,
     key: tuple[str, str, int],
     state: Source,
     context: Source,
@@ -132,12 +125,5 @@ def store_in_worker(
     if got.state is None and got.context is None:  # nothing valid: no row
         return problems
     del got
-    conn = sqlite3.connect(Path(db_path), isolation_level=None)
-    try:
-        configure(conn)
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute(_SQL, row)
-        conn.execute("COMMIT")
-    finally:
-        conn.close()
+    commit_once(store, [(FINAL_STATE_SQL, row)])
     return problems

@@ -14,12 +14,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 from bridge_service.run_model import RunEvent, RunEventKind, RunState, RunView, run_view
 from recordings import identifiers
 from recordings.errors import StorageError
+from recordings.locator import StoreRef
 from recordings.reader import RecordingReader
 from recordings.selection import select_run
 from recordings.writer import RecordingWriter
@@ -28,7 +28,7 @@ from recordings.writer import RecordingWriter
 class RunQueries:
     """Runs as readers see them: from the store, with live progress where there is some."""
 
-    def __init__(self, writer: RecordingWriter, db_path: Path) -> None:
+    def __init__(self, writer: RecordingWriter, db_path: StoreRef) -> None:
         self.writer = writer
         self.db_path = db_path
         #: Runs started by this process, by id (finished ones stay for their final view).
@@ -46,6 +46,11 @@ class RunQueries:
         return await asyncio.to_thread(query)
 
     async def resolve(self, ref: str) -> str:
+        if ref in self.runs:
+            # A run of this process, named exactly: no need to ask the store (which
+            # may be what failed: a database server that stopped).
+            return ref
+
         def pick(reader: RecordingReader) -> str:
             return select_run(reader, ref)
 

@@ -23,7 +23,6 @@ import contextlib
 import logging
 import time
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from bridge_service.config import BridgeSettings, RunSettings, StopReason
@@ -37,6 +36,7 @@ from bridge_service.session import Session
 from bridge_service.trials import expand_trials
 from recordings import identifiers
 from recordings.errors import ScenarioError, StorageError
+from recordings.locator import StoreRef
 from recordings.models import RunRecord, RunScenario, RunStatus
 from recordings.reader import RecordingReader
 from recordings.replay_links import link_run
@@ -61,7 +61,7 @@ class RunManager(RunQueries):
     def __init__(
         self,
         writer: RecordingWriter,
-        db_path: Path,
+        db_path: StoreRef,
         pool: PairingPool,
         bridge: BridgeSettings,
         vae_version: str,

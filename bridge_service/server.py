@@ -17,7 +17,6 @@ import gc
 import logging
 import signal
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -28,6 +27,7 @@ from bridge_service.protocol_state import Undecodable
 from bridge_service.runs import RunManager
 from bridge_service.servicer import BridgeServicer
 from bridge_service.servicer_converse import ConverseHandler
+from recordings.locator import StoreRef, locate
 from recordings.writer import RecordingWriter, open_writer
 from vae import __version__
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
@@ -86,13 +86,13 @@ def register(servicer: BridgeServicer, server: grpc.aio.Server) -> None:
 class BridgeServer:
     def __init__(
         self,
-        db_path: str | Path,
+        db_path: StoreRef,
         settings: BridgeSettings | None = None,
         *,
         tls: TlsFiles | None = None,
         token: str | None = None,
     ) -> None:
-        self.db_path = Path(db_path)
+        self.db_path = locate(db_path)
         self.settings = settings or BridgeSettings()
         self.tls = tls
         self.token = token
@@ -133,7 +133,7 @@ class BridgeServer:
         # clock for tens of ms each time they walk it.
         gc.collect()
         gc.freeze()
-        log.info("bridge serving on %s (database %s)", self.address, self.db_path)
+        log.info("bridge serving on %s (database %s)", self.address, self.db_path.display())
         return self
 
     async def stop(self, grace: float = 2.0) -> None:
@@ -152,7 +152,7 @@ class BridgeServer:
 
 
 async def serve(
-    db_path: str | Path,
+    db_path: StoreRef,
     address: str = "127.0.0.1:50051",
     *,
     settings: BridgeSettings | None = None,

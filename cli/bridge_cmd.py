@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,6 +17,9 @@ from cli.common import (
     tls_server_options,
     token_option,
 )
+
+if TYPE_CHECKING:
+    from recordings.locator import Locator
 
 #: BridgeSettings' defaults, repeated so that --help need not import the bridge
 #: (tests/cli/test_cli_startup.py checks they agree).
@@ -70,7 +74,7 @@ def bridge_group() -> None:
 @store_errors
 def serve_command(
     address: str,
-    db_path: Path,
+    db_path: Locator,
     tls_cert: Path | None,
     tls_key: Path | None,
     token: str | None,

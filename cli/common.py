@@ -5,6 +5,10 @@ refused), 2 usage (click's own, and bad references such as an unknown run).
 Every option can be set from the environment: the common ones have explicit
 names (``VAE_DB``, ``VAE_BRIDGE``, ``VAE_SCORER``, ``VAE_TOKEN``,
 ``VAE_LOG_LEVEL``), the rest follow click's ``VAE_<COMMAND>_<OPTION>``.
+
+``--db`` takes a store locator: an SQLite file path (the default) or a
+``postgresql://`` URL; commands receive a
+:class:`~recordings.locator.Locator`.
 """
 
 from __future__ import annotations
@@ -16,22 +20,58 @@ import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from recordings.locator import Locator
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_DB = "vae.db"
 
+
+class StoreParam(click.ParamType):  # type: ignore[type-arg]
+    """``--db``: an SQLite file path or a ``postgresql://`` URL, as a Locator.
+
+    A malformed URL, another ``scheme://``, a directory, or a PostgreSQL URL
+    without the ``postgres`` extra installed is a usage error (exit 2).
+    """
+
+    name = "PATH|URL"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from recordings.locator import EXTRA_HINT, Locator, LocatorError, driver_available, locate
+
+        if isinstance(value, Locator):
+            return value
+        try:
+            locator = locate(value)
+        except LocatorError as exc:
+            self.fail(str(exc), param, ctx)
+        if locator.path is not None and locator.path.is_dir():
+            self.fail(f"{locator.path} is a directory, not a vae database", param, ctx)
+        if locator.is_postgres and not driver_available():
+            self.fail(
+                f"{locator.display()} is a PostgreSQL database and the driver is not "
+                f"installed: {EXTRA_HINT}",
+                param,
+                ctx,
+            )
+        return locator
+
+
+STORE = StoreParam()
+
 db_option = click.option(
     "--db",
     "db_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=STORE,
     default=DEFAULT_DB,
     show_default=True,
     envvar="VAE_DB",
-    help="The vae database file (env VAE_DB).",
+    help="The vae database: a file (SQLite) or postgresql://USER@HOST:PORT/DB (env VAE_DB).",
 )
 json_option = click.option(
     "--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout."
@@ -104,10 +144,11 @@ def store_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from recordings.errors import RunSelectionError, StoreError
         from recordings.identifiers import InvalidIdentifier
+        from recordings.locator import LocatorError
 
         try:
             return func(*args, **kwargs)
-        except (RunSelectionError, InvalidIdentifier) as exc:
+        except (RunSelectionError, InvalidIdentifier, LocatorError) as exc:
             raise click.UsageError(str(exc)) from exc
         except FileNotFoundError as exc:
             raise click.UsageError(str(exc)) from exc
@@ -119,7 +160,27 @@ def store_errors(func: F) -> F:
             from recordings.db_file import describe_sqlite_error
 
             path = kwargs.get("db_path")
-            click.echo(f"error: {describe_sqlite_error(Path(path or '?'), exc)}", err=True)
+            click.echo(f"error: {describe_sqlite_error(Path(str(path or '?')), exc)}", err=True)
+            sys.exit(1)
+        except Exception as exc:
+            if not is_postgres_error(exc):
+                raise
+            from recordings.locator import locate
+            from recordings.pg import unavailable
+
+            where = locate(kwargs.get("db_path") or "?")
+            click.echo(f"error: {unavailable(where, exc)}", err=True)
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
+
+
+def is_postgres_error(exc: BaseException) -> bool:
+    """A psycopg error (checked without importing psycopg, an optional extra)."""
+    return type(exc).__module__.split(".")[0] == "psycopg"
+
+
+def shown(db: Locator | Path | str) -> str:
+    """``--db`` as a message may show it (a URL's password hidden)."""
+    display = getattr(db, "display", None)
+    return str(display()) if callable(display) else str(db)

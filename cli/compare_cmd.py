@@ -11,11 +11,14 @@ a side with no scoring, or in one run only) unless ``--allow-unscored``,
 from __future__ import annotations
 
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from cli.common import db_option, json_option, print_json, store_errors
+from cli.common import db_option, json_option, print_json, shown, store_errors
+
+if TYPE_CHECKING:
+    from recordings.locator import Locator
 
 
 @click.command("compare")
@@ -48,7 +51,7 @@ def compare_command(
     scoring_b: str | None,
     fail_on_regression: bool,
     allow_unscored: bool,
-    db_path: Path,
+    db_path: Locator,
     as_json: bool,
 ) -> None:
     """Compare RUN_B against RUN_A scenario by scenario (ids or unique prefixes).
@@ -72,7 +75,7 @@ def compare_command(
     from scorer_service.ledger import ScoringNotFoundError
 
     if not db_path.exists():
-        raise click.UsageError(f"no database at {db_path}")
+        raise click.UsageError(f"no database at {shown(db_path)}")
     try:
         cmp = compare_runs(db_path, run_a, run_b, scoring_a=scoring_a, scoring_b=scoring_b)
     except (CompareError, ScoringNotFoundError) as exc:

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cli.common import json_option, print_json, setup_logging
+from cli.common import STORE, json_option, print_json, setup_logging, shown
 
 if TYPE_CHECKING:
     from cli.demo_run import Progress
+    from recordings.locator import Locator
 
 DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "examples" / "suite"
 
@@ -26,11 +27,12 @@ DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "examples" / "suite"
 @click.option(
     "--db",
     "db_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("vae-demo.db"),
+    type=STORE,
+    default="vae-demo.db",
     show_default=True,
     envvar="VAE_DEMO_DB",
-    help="Database the demo records into (kept; each demo adds a run). Env VAE_DEMO_DB.",
+    help="Database the demo records into (kept; each demo adds a run): a file or a "
+    "postgresql:// URL. Env VAE_DEMO_DB.",
 )
 @click.option(
     "--suite",
@@ -77,7 +79,7 @@ DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "examples" / "suite"
     help="Logging verbosity (env VAE_LOG_LEVEL); quiet by default so the summary reads well.",
 )
 def demo_command(
-    db_path: Path,
+    db_path: Locator,
     suite: Path,
     concurrency: int,
     report_path: Path | None,
@@ -118,7 +120,7 @@ def demo_command(
                 "run_status": result.run_status,
                 "run_error": result.run_error,
                 "scoring_id": result.scoring_id,
-                "database": str(db_path),
+                "database": shown(db_path),
                 "report": str(result.report),
                 "seconds": round(result.seconds, 1),
                 "summary": result.summary,
@@ -141,19 +143,21 @@ def demo_command(
         sys.exit(code)
 
 
-def _interrupted_line(progress: Progress, db_path: Path) -> str:
+def _interrupted_line(progress: Progress, db_path: Locator) -> str:
     """What Ctrl-C prints: a cancelled run, or a finished run whose scoring or report stopped."""
     from cli import run_summary
 
     run_id = progress.started[0] if progress.started else ""
     if progress.phase == "run" or not run_id:
-        return run_summary.interrupted_line(run_id, f"with a bridge on --db {db_path} and bots")
+        return run_summary.interrupted_line(
+            run_id, f"with a bridge on --db {shown(db_path)} and bots"
+        )
     if progress.phase == "score":
         return (
             f"interrupted while scoring run {run_id} (the run itself is recorded): "
-            f"vae rescore --run {run_id} --db {db_path} --judge-base-url URL --judge-model M"
+            f"vae rescore --run {run_id} --db {shown(db_path)} --judge-base-url URL --judge-model M"
         )
     return (
         f"interrupted while writing the report of run {run_id} (run and scoring are "
-        f"recorded): vae report {run_id} --db {db_path}"
+        f"recorded): vae report {run_id} --db {shown(db_path)}"
     )

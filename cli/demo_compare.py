@@ -9,13 +9,16 @@ first run it prints how to get there.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from cli.common import shown
 from recordings.reader import RecordingReader
 from scorer_service.compare import counts_line
+
+if TYPE_CHECKING:
+    from recordings.locator import Locator
 
 
 def previous_scored_run(reader: RecordingReader, run_id: str) -> str | None:
@@ -26,7 +29,7 @@ def previous_scored_run(reader: RecordingReader, run_id: str) -> str | None:
     return runs[-1].run_id if runs else None
 
 
-def print_comparison(baseline: dict[str, Any] | None, run_id: str, db_path: Path) -> None:
+def print_comparison(baseline: dict[str, Any] | None, run_id: str, db_path: Locator) -> None:
     if baseline is None:
         click.echo(
             "run `vae demo` again to compare two runs: the report then shows what changed, "
@@ -38,4 +41,4 @@ def print_comparison(baseline: dict[str, Any] | None, run_id: str, db_path: Path
         if s["change"] in ("regression", "fix"):
             why = s["reasons"][0] if s["reasons"] else ""
             click.echo(f"  {s['change']:<10} {s['scenario']:<32} {why}")
-    click.echo(f"see it with: vae compare {baseline['run_a']} {run_id} --db {db_path}")
+    click.echo(f"see it with: vae compare {baseline['run_a']} {run_id} --db {shown(db_path)}")

@@ -25,7 +25,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 import grpc
@@ -37,6 +37,7 @@ from bots.scripted import play_script
 from bots.speech import default_synthesiser
 from bridge_service.config import BridgeSettings
 from bridge_service.server import BridgeServer
+from cli.common import shown
 from cli.demo_compare import previous_scored_run, print_comparison
 from cli.run_client import STATUS
 from cli.run_start import start_run
@@ -48,6 +49,9 @@ from scorer_service.server import start_scorer
 from scorer_service.unscored import unscored_line
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.scorer.v1 import scorer_pb2, scorer_pb2_grpc
+
+if TYPE_CHECKING:
+    from recordings.locator import Locator
 
 
 @dataclass
@@ -149,7 +153,7 @@ def _sink(show: bool) -> TextIO | None:
 
 
 async def run_demo(
-    db_path: Path,
+    db_path: Locator,
     suite: Path,
     *,
     concurrency: int = 6,
@@ -195,8 +199,10 @@ async def run_demo(
             await scorer.stop(1.0)
     from recordings.identifiers import slug
 
-    # slug() leaves no separator in the name: the report stays beside the database.
-    report = report_path or db_path.with_name(f"{db_path.stem}-report-{slug(run_id, 'run')}.html")
+    # slug() leaves no separator in the name: the report stays beside the database
+    # (a PostgreSQL database has no folder: then in the current one).
+    name = f"{db_path.file.stem if db_path.path else 'vae-demo'}-report-{slug(run_id, 'run')}.html"
+    report = report_path or (db_path.file.with_name(name) if db_path.path else Path.cwd() / name)
     progress.phase = "report"
     sessions, baseline = await asyncio.to_thread(
         _write_report, db_path, run_id, scoring.scoring_id, report
@@ -215,7 +221,7 @@ async def run_demo(
 
 
 def _write_report(
-    db_path: Path, run_id: str, scoring_id: str, out: Path
+    db_path: Locator, run_id: str, scoring_id: str, out: Path
 ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     with RecordingReader(db_path) as reader:
         baseline = previous_scored_run(reader, run_id)
@@ -234,7 +240,7 @@ def _write_report(
     ], data["baseline"]
 
 
-def print_summary(result: DemoResult, db_path: Path) -> None:
+def print_summary(result: DemoResult, db_path: Locator) -> None:
     s = result.summary
     click.echo(
         f"\nrun {result.run_id} ({result.run_status}), scoring {result.scoring_id}"
@@ -268,11 +274,11 @@ def print_summary(result: DemoResult, db_path: Path) -> None:
     if isinstance(lat, dict) and lat.get("p50_s") is not None:
         click.echo(f"agent response latency p50 {lat['p50_s']:.2f} s, p95 {lat['p95_s']:.2f} s")
     print_comparison(result.baseline, result.run_id, db_path)
-    click.echo(f"database {db_path}\nreport   {result.report}")
+    click.echo(f"database {shown(db_path)}\nreport   {result.report}")
 
 
 def run_demo_or_exit(
-    db_path: Path,
+    db_path: Locator,
     suite: Path,
     concurrency: int,
     report_path: Path | None,

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from cli.common import db_option, json_option, print_json, store_errors
+
+if TYPE_CHECKING:
+    from recordings.locator import Locator
 
 
 @click.command("export")
@@ -39,7 +43,7 @@ def export_command(
     session_ids: tuple[str, ...],
     fmt: str,
     out_dir: Path,
-    db_path: Path,
+    db_path: Locator,
     as_json: bool,
 ) -> None:
     """Export RUN (exact id or unique prefix) as audio files or JSON.
@@ -63,7 +67,7 @@ def export_command(
 
 
 def _export(
-    run: str, session_ids: tuple[str, ...], fmt: str, out_dir: Path, db_path: Path, as_json: bool
+    run: str, session_ids: tuple[str, ...], fmt: str, out_dir: Path, db_path: Locator, as_json: bool
 ) -> None:
     from recordings import identifiers
     from recordings.export import export_session

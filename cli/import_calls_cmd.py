@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from cli.common import db_option, json_option, log_level_option, print_json, setup_logging
+from cli.common import db_option, json_option, log_level_option, print_json, setup_logging, shown
+
+if TYPE_CHECKING:
+    from recordings.locator import Locator
 
 
 def _yaml_or_json(path: Path) -> Any:
@@ -73,7 +76,7 @@ def import_calls_cmd(
     scenario_file: Path | None,
     run_id: str | None,
     max_seconds: float,
-    db_path: Path,
+    db_path: Locator,
     as_json: bool,
     log_level: str,
 ) -> None:
@@ -147,7 +150,7 @@ def import_calls_cmd(
         " signals needing them are unscored (--allow-unscored keeps rescore's exit code 0)"
     )
     click.echo(
-        f"next: vae rescore --run {report.run_id} --db {db_path} --allow-unscored"
+        f"next: vae rescore --run {report.run_id} --db {shown(db_path)} --allow-unscored"
         "   (plus --judge-base-url/--judge-model, or --no-judge, for NL assertions)"
     )
     click.echo(f"      vae run --replay {report.run_id}   (with an agent bot on the bridge)")

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cli.common import db_option, json_option, log_level_option, print_json, setup_logging
+from cli.common import db_option, json_option, log_level_option, print_json, setup_logging, shown
 from cli.import_calls_cmd import import_calls_cmd
 
 if TYPE_CHECKING:
     from recordings.importers import ImportReport
+    from recordings.locator import Locator
 
 
 @click.group("import")
@@ -51,7 +52,7 @@ def import_nemo_cmd(
     directory: Path,
     run_id: str | None,
     again: bool,
-    db_path: Path,
+    db_path: Locator,
     as_json: bool,
     log_level: str,
 ) -> None:
@@ -113,7 +114,7 @@ def import_nemo_cmd(
         _print_report(report, db_path)
 
 
-def _print_report(report: ImportReport, db_path: Path) -> None:
+def _print_report(report: ImportReport, db_path: Locator) -> None:
     sessions = sum(len(s.attempts) for s in report.scenarios)
     click.echo(
         f"imported {report.source_dir} as run {report.run_id}: "
@@ -132,7 +133,7 @@ def _print_report(report: ImportReport, db_path: Path) -> None:
                 click.echo(f"    - [{attempt.directory}] {problem}")
     if report.scoring_id:
         click.echo(f"the framework's own verdicts are scoring {report.scoring_id}")
-    click.echo(f"next: vae rescore --run {report.run_id} --db {db_path}")
+    click.echo(f"next: vae rescore --run {report.run_id} --db {shown(db_path)}")
 
 
 # `vae import calls` lives in its own module (recordings of real calls).

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from cli.common import db_option, json_option, print_json, store_errors
+from cli.common import db_option, json_option, print_json, shown, store_errors
+
+if TYPE_CHECKING:
+    from recordings.locator import Locator
 
 
 @click.command("report")
@@ -65,7 +69,7 @@ def report_command(
     baseline_scoring: str | None,
     audio_mode: str,
     out: Path | None,
-    db_path: Path,
+    db_path: Locator,
     as_json: bool,
 ) -> None:
     """Write RUN's report (exact run id or unique prefix) as one HTML file.
@@ -92,7 +96,7 @@ def report_command(
     from scorer_service.report.html import render
 
     if not db_path.exists():
-        raise click.UsageError(f"no database at {db_path}")
+        raise click.UsageError(f"no database at {shown(db_path)}")
     with RecordingReader(db_path) as reader:
         run_id = select_run(reader, run)
         from recordings.identifiers import contained, slug

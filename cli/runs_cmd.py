@@ -9,14 +9,16 @@ store's records or the run table's columns do, not when the bridge does.
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from cli.common import db_option, json_option, print_json, store_errors
 from cli.run_summary import COLUMNS
 from cli.tables import dict_table
+
+if TYPE_CHECKING:
+    from recordings.locator import Locator
 
 
 @click.group("runs")
@@ -30,7 +32,7 @@ def runs_group() -> None:
 @db_option
 @json_option
 @store_errors
-def runs_list(prefix: str, limit: int, db_path: Path, as_json: bool) -> None:
+def runs_list(prefix: str, limit: int, db_path: Locator, as_json: bool) -> None:
     """List runs, newest first.
 
     \b
@@ -68,7 +70,7 @@ def runs_list(prefix: str, limit: int, db_path: Path, as_json: bool) -> None:
 @db_option
 @json_option
 @store_errors
-def runs_show(run: str, db_path: Path, as_json: bool) -> None:
+def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
     """Show RUN (exact id or unique prefix): options and every attempt of every scenario.
 
     Each attempt's session id is listed: that is what `--session` takes in

@@ -14,21 +14,23 @@ from cli.common import (
     db_option,
     log_level_option,
     setup_logging,
+    shown,
     store_errors,
     tls_server_options,
     token_option,
 )
 
 if TYPE_CHECKING:
+    from recordings.locator import Locator
     from vae.serving import TlsFiles
 
 
-async def _serve(db_path: Path, address: str, tls: TlsFiles | None, token: str | None) -> None:
+async def _serve(db_path: Locator, address: str, tls: TlsFiles | None, token: str | None) -> None:
     from scorer_service.server import start_scorer
 
     running = await start_scorer(db_path, address, tls=tls, token=token)
     host = address.rsplit(":", 1)[0]
-    click.echo(f"scorer serving {db_path} on {host}:{running.port}", err=True)
+    click.echo(f"scorer serving {shown(db_path)} on {host}:{running.port}", err=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -63,7 +65,7 @@ def serve_command(
     address: str,
     tls_cert: Path | None,
     tls_key: Path | None,
-    db_path: Path,
+    db_path: Locator,
     token: str | None,
     log_level: str,
 ) -> None:
@@ -81,12 +83,12 @@ def serve_command(
     setup_logging(log_level)
     if (tls_cert is None) != (tls_key is None):
         raise click.UsageError("--tls-cert and --tls-key go together")
-    from recordings.connection import open_database
+    from recordings.connection import open_store
 
     if not db_path.exists():
-        raise click.UsageError(f"no vae database at {db_path}")
+        raise click.UsageError(f"no vae database at {shown(db_path)}")
     # Refuse a file the scorer cannot read and write now, not on every request.
-    open_database(db_path, create=False).close()
+    open_store(db_path, create=False).close()
     tls = TlsFiles(tls_cert, tls_key) if tls_cert and tls_key else None
     try:
         asyncio.run(_serve(db_path, address, tls, token))

@@ -8,7 +8,6 @@ scores show`` does, through :func:`emit_scoring`, so the two cannot drift.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -16,6 +15,7 @@ import click
 from cli.common import db_option, json_option, print_json, store_errors
 
 if TYPE_CHECKING:
+    from recordings.locator import Locator
     from recordings.reader import RecordingReader
     from scorer_service.aggregate import SessionOutcome
 
@@ -51,7 +51,7 @@ def _scoring(reader: RecordingReader, ref: str) -> Any:
 @db_option
 @json_option
 @store_errors
-def scores_list(run: str, db_path: Path, as_json: bool) -> None:
+def scores_list(run: str, db_path: Locator, as_json: bool) -> None:
     """List the scorings of RUN (exact id or prefix; all runs when omitted).
 
     \b
@@ -80,7 +80,7 @@ def scores_list(run: str, db_path: Path, as_json: bool) -> None:
 @db_option
 @json_option
 @store_errors
-def scores_show(scoring: str, db_path: Path, as_json: bool) -> None:
+def scores_show(scoring: str, db_path: Locator, as_json: bool) -> None:
     """Show SCORING (exact id or unique prefix): summary and per-session verdicts.
 
     \b
@@ -103,7 +103,7 @@ def scores_show(scoring: str, db_path: Path, as_json: bool) -> None:
 @db_option
 @json_option
 @store_errors
-def scores_diff(scoring_a: str, scoring_b: str, db_path: Path, as_json: bool) -> None:
+def scores_diff(scoring_a: str, scoring_b: str, db_path: Locator, as_json: bool) -> None:
     """What changed from SCORING_A to SCORING_B: per scenario, per signal, and why.
 
     Meant for two scorings of one run; scorings of two runs are compared

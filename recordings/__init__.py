@@ -1,9 +1,11 @@
-"""The store: one SQLite file holding runs, sessions, audio, events, final
-states, scorings and scores.
+"""The store: one SQLite file (or a PostgreSQL database) holding runs,
+sessions, audio, events, final states, scorings and scores.
 
-Uses only the standard library, numpy, soundfile and aiosqlite (README, "Layout"):
-no protobuf, no service code. Write through :func:`open_writer` (one writer per
-file per process); read with :class:`RecordingReader`.
+Uses only the standard library, numpy, soundfile and aiosqlite, and psycopg
+for a ``postgresql://`` store (README, "Layout"): no protobuf, no service
+code. A store is named by a locator (:func:`~recordings.locator.locate`: a
+path or a URL). Write through :func:`open_writer` (one writer per store per
+process); read with :class:`RecordingReader`.
 """
 
 from recordings.errors import (

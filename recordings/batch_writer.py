@@ -1,9 +1,10 @@
-"""The queue and the single committer task behind every write to a store file.
+"""The queue and the single committer task behind every write to a store.
 
-Every write in a process goes through one writer per file (see
-:func:`recordings.writer.open_writer`), so SQLite never sees two writers of
-ours competing for its lock. This module is that writer's engine, whatever the
-rows mean: callers enqueue rows on a bounded queue (awaiting when it is full —
+Every write in a process goes through one writer per store (see
+:func:`recordings.writer.open_writer`), so the database never sees two writers
+of ours competing for its lock. This module is that writer's engine, whatever
+the rows mean and whichever database holds them (SQLite or PostgreSQL:
+:mod:`recordings.writer_conn`): callers enqueue rows on a bounded queue (awaiting when it is full —
 backpressure, never loss), and one task commits them in batched transactions,
 grouping consecutive rows of the same statement into a single ``executemany``.
 A batch is committed at most ``flush_interval_s`` after its first row arrived,
@@ -15,7 +16,9 @@ Their volume is bounded by real time; the bound still slows every awaiting
 caller (bots' input), which is where backpressure belongs.
 
 Committing one batch — lock retries, storage failures, bad rows — is
-:mod:`recordings.batch_commit`. After a storage failure this engine fails
+:mod:`recordings.batch_commit`. :meth:`BatchWriter.transaction` runs a
+caller's short read-modify-write transaction on the same connection, in order
+with the rows queued before it, and returns its result. After a storage failure this engine fails
 cleanly: every waiting ``flush`` raises, ``failed`` is set, writes waiting
 for room and later writes are dropped at once without raising or queueing
 (see :mod:`recordings.writer_faults`).
@@ -29,33 +32,21 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
-
-import aiosqlite
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
 from recordings import writer_faults
-from recordings.batch_commit import BatchCommitter, Group, Row
-from recordings.connection import BUSY_TIMEOUT_MS, open_database
+from recordings.batch_commit import Barrier, BatchCommitter, Item, Row, TransactionItem, Write
+from recordings.connection import BUSY_TIMEOUT_MS, open_store
+from recordings.dialect import Dialect
 from recordings.errors import StorageError, WriterClosedError
+from recordings.locator import Locator, StoreRef, locate
 from recordings.scoring_owner import mark_interrupted
+from recordings.writer_conn import Transaction, WriterConnection, connect_writer
+
+T = TypeVar("T")
 
 log = logging.getLogger("vae.recordings.writer")
-
-
-@dataclass(slots=True)
-class _Write:
-    sql: str
-    row: Row
-
-
-@dataclass(slots=True)
-class _Barrier:
-    done: asyncio.Future[None]
-
-
-_Item = _Write | _Barrier
 
 
 def dumps(value: object) -> str:
@@ -64,11 +55,11 @@ def dumps(value: object) -> str:
 
 
 class BatchWriter:
-    """Batched, ordered, single-task writer for one SQLite file."""
+    """Batched, ordered, single-task writer for one store."""
 
     def __init__(
         self,
-        path: str | Path,
+        path: StoreRef,
         *,
         max_pending: int = 50_000,
         flush_interval_s: float = 0.2,
@@ -76,7 +67,9 @@ class BatchWriter:
         lock_timeout_s: float = 120.0,
         busy_timeout_ms: int = BUSY_TIMEOUT_MS,
     ) -> None:
-        self.path = Path(path)
+        #: Where the store is (``path`` is the same object, kept for older callers).
+        self.locator = locate(path)
+        self.path = self.locator
         self.lock_timeout_s = lock_timeout_s
         self.busy_timeout_ms = busy_timeout_ms
         #: Set when storage failed; ``failure`` says why.
@@ -87,11 +80,11 @@ class BatchWriter:
         self.max_pending = max_pending
         # Unbounded underneath: awaiting callers wait for ``_space`` at the bound,
         # ``*_nowait`` callers go past it.
-        self._queue: asyncio.Queue[_Item] = asyncio.Queue()
+        self._queue: asyncio.Queue[Item] = asyncio.Queue()
         self._space = asyncio.Event()
         self._space.set()
         self._urgent = asyncio.Event()
-        self._db: aiosqlite.Connection | None = None
+        self._db: WriterConnection | None = None
         self._committer: BatchCommitter | None = None
         self._task: asyncio.Task[None] | None = None
         self._closing = False
@@ -101,19 +94,15 @@ class BatchWriter:
     async def start(self) -> None:
         # Migrations run on a plain connection, once, before the writer connects;
         # scorings left running by a dead process are marked interrupted then.
-        await asyncio.to_thread(_prepare, self.path)
-        self._db = await aiosqlite.connect(self.path, isolation_level=None)
-        await self._db.execute(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
-        await self._db.execute("PRAGMA journal_mode = WAL")
-        await self._db.execute("PRAGMA synchronous = NORMAL")
+        await asyncio.to_thread(_prepare, self.locator)
+        self._db = await connect_writer(self.locator, busy_timeout_ms=self.busy_timeout_ms)
         self._committer = BatchCommitter(
             self._db,
-            self.path,
             lock_timeout_s=self.lock_timeout_s,
             busy_timeout_ms=self.busy_timeout_ms,
             salvage=self._salvage,
         )
-        self._task = asyncio.create_task(self._run(), name=f"vae-writer:{self.path.name}")
+        self._task = asyncio.create_task(self._run(), name=f"vae-writer:{self.locator.display()}")
 
     async def close(self) -> None:
         """Commit everything queued, then stop (after a storage failure: never blocks)."""
@@ -136,7 +125,14 @@ class BatchWriter:
             # Emptied in place: the committer holds the same list.
             kept = list(self._salvage)
             self._salvage.clear()
-            await asyncio.to_thread(writer_faults.salvage, self.path, kept)
+            await asyncio.to_thread(writer_faults.salvage, self.locator, kept)
+
+    @property
+    def dialect(self) -> Dialect:
+        """The store's dialect: ``dialect.skip_locked`` says how rows are claimed."""
+        if self._db is None:
+            raise WriterClosedError(f"writer for {self.locator.display()} is not running")
+        return self._db.dialect
 
     @property
     def failure(self) -> BaseException | None:
@@ -153,24 +149,42 @@ class BatchWriter:
     async def flush(self) -> None:
         """Return once every write submitted before this call is committed."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        await self._put(_Barrier(done))
+        await self._put(Barrier(done))
         self._urgent.set()
         await done
+
+    async def transaction(self, work: Callable[[Transaction], Awaitable[T]]) -> T:
+        """Run ``work(tx)`` in one transaction on the writer's connection; return its result.
+
+        It runs after every write queued before this call and before any
+        queued after it, without waiting for the flush interval. ``work`` must
+        be short (it holds up every other write) and must only run statements
+        through ``tx``: it is run again from the start while the database is
+        locked by another process. Its own exception (or a refused statement)
+        rolls the transaction back and is raised here; the writer goes on. A
+        storage failure raises :class:`~recordings.errors.StorageError` and
+        stops the writer, as for any write. Cancelling the caller does not
+        undo a transaction that has started.
+        """
+        done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        await self._put(TransactionItem(work, done))
+        self._urgent.set()
+        return await done
 
     # ------------------------------------------------------------ submission
     async def execute(self, sql: str, row: Row = ()) -> None:
         """Queue one row of one statement (awaits when the queue is full)."""
-        await self._put(_Write(sql, row))
+        await self._put(Write(sql, row))
 
     async def executemany(self, sql: str, rows: Sequence[Row]) -> None:
         for row in rows:
-            await self._put(_Write(sql, row))
+            await self._put(Write(sql, row))
 
     def execute_nowait(self, sql: str, row: Row = ()) -> None:
         """Queue one row without ever waiting (for real-time callers)."""
-        self._put_nowait(_Write(sql, row))
+        self._put_nowait(Write(sql, row))
 
-    async def _put(self, item: _Item) -> None:
+    async def _put(self, item: Item) -> None:
         # A failure ends the wait: the committer has stopped and frees no more space.
         while self._queue.qsize() >= self.max_pending and self._failure is None:
             self._admit(item)
@@ -179,25 +193,25 @@ class BatchWriter:
             await self._space.wait()
         self._put_nowait(item)
 
-    def _put_nowait(self, item: _Item) -> None:
+    def _put_nowait(self, item: Item) -> None:
         if not self._admit(item):
             return
         if self._queue.qsize() >= self.max_pending:
             self._urgent.set()
         self._queue.put_nowait(item)
 
-    def _admit(self, item: _Item) -> bool:
+    def _admit(self, item: Item) -> bool:
         """True to enqueue ``item``; False to drop a write after a failure; raises otherwise."""
         if self._failure is not None:
-            if isinstance(item, _Write):
+            if isinstance(item, Write):
                 # Reported once already and nobody commits any more: drop it, keeping
                 # only what salvage() may still record.
                 if writer_faults.salvageable(item.sql, item.row):
                     self._salvage.append((item.sql, item.row))
                 return False
             raise StorageError(str(self._failure))
-        if self._task is None or (self._closing and not isinstance(item, _Barrier)):
-            raise WriterClosedError(f"writer for {self.path} is not running")
+        if self._task is None or (self._closing and not isinstance(item, Barrier)):
+            raise WriterClosedError(f"writer for {self.locator.display()} is not running")
         return True
 
     @property
@@ -209,11 +223,11 @@ class BatchWriter:
         try:
             while True:
                 first = await self._queue.get()
-                if not isinstance(first, _Barrier) and not self._urgent.is_set():
+                if isinstance(first, Write) and not self._urgent.is_set():
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._urgent.wait(), self.flush_interval_s)
                 self._urgent.clear()
-                batch: list[_Item] = [first]
+                batch: list[Item] = [first]
                 while len(batch) < self.max_batch:
                     try:
                         batch.append(self._queue.get_nowait())
@@ -221,7 +235,8 @@ class BatchWriter:
                         break
                 if self._queue.qsize() < self.max_pending:
                     self._space.set()
-                await self._commit(batch)
+                assert self._committer is not None
+                await self._committer.commit_batch(batch)
         except asyncio.CancelledError:
             raise
         except StorageError as exc:
@@ -230,7 +245,7 @@ class BatchWriter:
             self._fail_waiters(exc)
             self.failed.set()
         except BaseException as exc:  # pragma: no cover - defensive: report, then fail loudly
-            log.exception("writer for %s failed", self.path)
+            log.exception("writer for %s failed", self.locator.display())
             self._failure = exc
             self._fail_waiters(exc)
             raise
@@ -242,39 +257,16 @@ class BatchWriter:
                 item = self._queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            if isinstance(item, _Barrier) and not item.done.done():
+            if isinstance(item, Barrier | TransactionItem) and not item.done.done():
                 item.done.set_exception(
                     exc if isinstance(exc, StorageError) else WriterClosedError(str(exc))
                 )
-            elif isinstance(item, _Write) and writer_faults.salvageable(item.sql, item.row):
+            elif isinstance(item, Write) and writer_faults.salvageable(item.sql, item.row):
                 self._salvage.append((item.sql, item.row))
 
-    async def _commit(self, batch: list[_Item]) -> None:
-        groups: list[Group] = []
-        barriers: list[_Barrier] = []
-        for item in batch:
-            if isinstance(item, _Barrier):
-                barriers.append(item)
-            elif groups and groups[-1][0] == item.sql:
-                groups[-1][1].append(item.row)
-            else:
-                groups.append((item.sql, [item.row]))
-        if groups:
-            assert self._committer is not None
-            try:
-                await self._committer.commit(groups)
-            except StorageError as exc:
-                for barrier in barriers:
-                    if not barrier.done.done():
-                        barrier.done.set_exception(exc)
-                raise
-        for barrier in barriers:
-            if not barrier.done.done():
-                barrier.done.set_result(None)
 
-
-def _prepare(path: Path) -> None:
-    conn = open_database(path)
+def _prepare(locator: Locator) -> None:
+    conn = open_store(locator)
     try:
         marked = mark_interrupted(conn)
         if marked:

@@ -8,6 +8,9 @@ vae database at all, is refused untouched. Readers open with ``mode=rw``
 read-only (SQLite could not create the ``-shm`` file WAL readers need) they
 open the file as immutable, which is safe because nobody can be writing it. Every SQLite error while
 opening becomes a :class:`~recordings.db_file.DatabaseFileError` naming the file.
+
+A ``postgresql://`` locator is opened by :mod:`recordings.pg_open` instead,
+with the same promises (imported only then: psycopg is an optional extra).
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from recordings.db_file import (
     writable_file,
     writable_folder,
 )
-from recordings.migrations import SCHEMA_VERSION, check_version, migrate
+from recordings.dialect import StoreConnection
+from recordings.locator import StoreRef, locate
+from recordings.migrations import SCHEMA_VERSION, check_version, migrate, other_tables
 
 #: How long a connection waits on another process's lock before SQLite says busy.
 BUSY_TIMEOUT_MS = 30_000
@@ -39,9 +44,31 @@ def configure(conn: sqlite3.Connection) -> None:
 def _vae_version(conn: sqlite3.Connection, path: Path) -> int:
     """The file's schema version; refuse an SQLite file of some other program."""
     version = check_version(conn)
-    if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+    # Only schema_migrations and nothing recorded: another vae is creating this file
+    # right now (its first migration not yet committed), not another program's file.
+    if version == 0 and other_tables(conn):
         raise DatabaseFileError(f"{path} is an SQLite database of another program, not vae's")
     return version
+
+
+def open_store(db: StoreRef, *, create: bool = True) -> StoreConnection:
+    """Open (and migrate) a store for writing: an SQLite file or a PostgreSQL database."""
+    locator = locate(db)
+    if locator.is_postgres:
+        from recordings import pg_open
+
+        return pg_open.open_database(locator, create=create)
+    return open_database(locator.file, create=create)
+
+
+def open_store_readonly(db: StoreRef) -> StoreConnection:
+    """Open a store for reading while a writer may be writing."""
+    locator = locate(db)
+    if locator.is_postgres:
+        from recordings import pg_open
+
+        return pg_open.open_readonly(locator)
+    return open_readonly(locator.file)
 
 
 def open_database(path: str | Path, *, create: bool = True) -> sqlite3.Connection:
@@ -110,3 +137,26 @@ def open_readonly(path: str | Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def commit_once(db: StoreRef, statements: list[tuple[str, tuple[object, ...]]]) -> None:
+    """Commit ``statements`` in one transaction on a short-lived connection of its own.
+
+    For another process that writes beside the store's single writer (the
+    bridge's final-state worker); the database arbitrates between the two.
+    """
+    locator = locate(db)
+    if locator.is_postgres:
+        from recordings import pg
+
+        pg.commit_once(locator, statements, timeout_s=BUSY_TIMEOUT_MS / 1000)
+        return
+    conn = sqlite3.connect(locator.file, isolation_level=None)
+    try:
+        configure(conn)
+        conn.execute("BEGIN IMMEDIATE")
+        for sql, row in statements:
+            conn.execute(sql, row)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()

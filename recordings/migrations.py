@@ -1,18 +1,30 @@
 """Named, ordered schema migrations.
 
 Each migration runs in one transaction together with the row that records it,
-so a file is always at a known version. ``PRAGMA user_version`` mirrors the
-number of applied migrations; a file with a migration we do not know was
-written by a newer vae and is refused untouched.
+so a database is always at a known version. On SQLite ``PRAGMA user_version``
+mirrors the number of applied migrations; a database with a migration we do
+not know was written by a newer vae and is refused untouched.
+
+The same migrations run on SQLite and PostgreSQL: their DDL is the portable
+subset (:mod:`recordings.dialect` maps the types for PostgreSQL, whose DDL is
+transactional too). What differs is behind small hooks here: how a table's
+existence is asked, the SQLite-only ``user_version`` mirror, and how two
+processes are kept from migrating at once — SQLite's ``BEGIN IMMEDIATE``
+write lock, PostgreSQL's advisory lock (:data:`MIGRATION_LOCK`) held around
+the whole check-and-migrate.
 """
 
 from __future__ import annotations
 
-import sqlite3
+import contextlib
 import time
 from dataclasses import dataclass
 
+from recordings.dialect import StoreConnection, dialect_of
 from recordings.errors import SchemaError, SchemaTooNewError
+
+#: PostgreSQL advisory lock key held while checking and migrating ("vae-mig").
+MIGRATION_LOCK = 0x7661652D6D6967
 
 
 @dataclass(frozen=True)
@@ -173,20 +185,32 @@ MIGRATIONS: tuple[Migration, ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def applied_migrations(conn: sqlite3.Connection) -> list[str]:
-    exists = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_migrations'"
-    ).fetchone()
-    if not exists:
+def has_table(conn: StoreConnection, name: str) -> bool:
+    return conn.execute(dialect_of(conn).has_table, (name,)).fetchone() is not None
+
+
+def other_tables(conn: StoreConnection) -> int:
+    """How many tables besides ``schema_migrations`` the database holds."""
+    return int(conn.execute(dialect_of(conn).count_tables).fetchone()[0])
+
+
+def applied_migrations(conn: StoreConnection) -> list[str]:
+    if not has_table(conn, "schema_migrations"):
         return []
     return [row[0] for row in conn.execute("SELECT name FROM schema_migrations ORDER BY id")]
 
 
-def check_version(conn: sqlite3.Connection) -> int:
-    """Return the file's version; raise SchemaTooNewError for a newer file."""
+def _user_version(conn: StoreConnection) -> int:
+    if dialect_of(conn).name != "sqlite":
+        return 0
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def check_version(conn: StoreConnection) -> int:
+    """Return the database's version; raise SchemaTooNewError for a newer one."""
     applied = applied_migrations(conn)
     known = [m.name for m in MIGRATIONS]
-    user_version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    user_version = _user_version(conn)
     unknown = [name for name in applied if name not in known]
     if unknown or user_version > SCHEMA_VERSION:
         raise SchemaTooNewError(
@@ -199,12 +223,14 @@ def check_version(conn: sqlite3.Connection) -> int:
     return len(applied)
 
 
-def migrate(conn: sqlite3.Connection, *, target: int = SCHEMA_VERSION) -> list[str]:
+def migrate(conn: StoreConnection, *, target: int = SCHEMA_VERSION) -> list[str]:
     """Apply every pending migration up to ``target``; return the names applied.
 
-    ``conn`` must be in autocommit mode (``isolation_level=None``) so each
-    migration gets exactly one explicit transaction.
+    ``conn`` must be in autocommit mode (``isolation_level=None`` on SQLite)
+    so each migration gets exactly one explicit transaction. On PostgreSQL the
+    caller holds :data:`MIGRATION_LOCK` (:mod:`recordings.pg_open`).
     """
+    sqlite = dialect_of(conn).name == "sqlite"
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
         " id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, applied_ns INTEGER NOT NULL)"
@@ -212,7 +238,7 @@ def migrate(conn: sqlite3.Connection, *, target: int = SCHEMA_VERSION) -> list[s
     done = check_version(conn)
     applied: list[str] = []
     for index, migration in enumerate(MIGRATIONS[done:target], start=done + 1):
-        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(dialect_of(conn).begin_write)
         try:
             # Re-check inside the write lock: another process may have migrated.
             if migration.name in applied_migrations(conn):
@@ -224,10 +250,12 @@ def migrate(conn: sqlite3.Connection, *, target: int = SCHEMA_VERSION) -> list[s
                 "INSERT INTO schema_migrations (id, name, applied_ns) VALUES (?, ?, ?)",
                 (index, migration.name, time.time_ns()),
             )
-            conn.execute(f"PRAGMA user_version = {index}")
+            if sqlite:
+                conn.execute(f"PRAGMA user_version = {index}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            with contextlib.suppress(Exception):  # a lost connection has rolled back
+                conn.execute("ROLLBACK")
             raise
         applied.append(migration.name)
     return applied

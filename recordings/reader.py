@@ -1,8 +1,10 @@
-"""Reading a store file, also while a writer is writing to it (WAL).
+"""Reading a store, also while a writer is writing to it.
 
-Readers are synchronous (plain ``sqlite3``): they serve the scorer, reports,
-exports and the CLI, none of which sit on the audio path. Services call them
-through ``asyncio.to_thread``.
+Readers are synchronous (plain ``sqlite3``, or psycopg for a
+``postgresql://`` store: :mod:`recordings.pg`): they serve the scorer,
+reports, exports and the CLI, none of which sit on the audio path. Services
+call them through ``asyncio.to_thread``. Each query is one text with ``?``
+placeholders, run as ``self.conn.execute(sql, params)`` on either back end.
 
 This module reads what a recording is made of — runs, sessions, events,
 audio, final states, artifacts; the scorer's tables are read by
@@ -12,16 +14,16 @@ audio, final states, artifacts; the scorer's tables are read by
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from recordings.audio import place_segments, unpack_frames
-from recordings.connection import open_readonly
+from recordings.connection import open_store_readonly
+from recordings.dialect import StoreConnection
+from recordings.locator import StoreRef, locate
 from recordings.models import (
     ArtifactRecord,
     Channel,
@@ -57,11 +59,13 @@ def _loads(text: str | None) -> Any:
 
 
 class RecordingReader(ScoringReader):
-    """Typed queries over one store file (its scorings: :class:`ScoringReader`)."""
+    """Typed queries over one store (its scorings: :class:`ScoringReader`)."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.conn: sqlite3.Connection = open_readonly(self.path)
+    def __init__(self, path: StoreRef) -> None:
+        #: Where the store is (``path`` is the same object, kept for older callers).
+        self.locator = locate(path)
+        self.path = self.locator
+        self.conn: StoreConnection = open_store_readonly(self.locator)
 
     def close(self) -> None:
         self.conn.close()
@@ -98,7 +102,8 @@ class RecordingReader(ScoringReader):
         return None if row is None else self._run(row)
 
     def list_runs(self, prefix: str = "", limit: int = 0) -> list[RunRecord]:
-        sql = f"SELECT {self._RUN_COLS} FROM runs WHERE run_id LIKE ? ESCAPE '\\'"
+        # lower() on both sides: SQLite's LIKE ignores ASCII case, PostgreSQL's does not.
+        sql = f"SELECT {self._RUN_COLS} FROM runs WHERE lower(run_id) LIKE lower(?) ESCAPE '\\'"
         sql += " ORDER BY created_ns DESC, run_id DESC"
         if limit:
             sql += f" LIMIT {int(limit)}"
@@ -189,6 +194,8 @@ class RecordingReader(ScoringReader):
         params: list[Any] = [session_id]
         if kinds is not None:
             wanted = [str(k) for k in kinds]
+            if not wanted:  # "IN ()" is SQLite-only
+                return []
             sql += f" AND kind IN ({','.join('?' * len(wanted))})"
             params.extend(wanted)
         sql += " ORDER BY bridge_ns, id"

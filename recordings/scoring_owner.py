@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import os
 import socket
-import sqlite3
 from typing import Any
+
+from recordings.dialect import StoreConnection
 
 INTERRUPTED = "interrupted"
 
@@ -64,7 +65,7 @@ def is_interrupted(status: str, summary: object) -> bool:
     return owner_alive(summary.get("owner")) is False
 
 
-def mark_interrupted(conn: sqlite3.Connection) -> list[str]:
+def mark_interrupted(conn: StoreConnection) -> list[str]:
     """Mark ``running`` scorings of dead owners ``interrupted``; return their ids."""
     rows = conn.execute(
         "SELECT scoring_id, summary_json FROM scorings WHERE status = 'running'"

@@ -12,9 +12,9 @@ before a writer marks it so (:mod:`recordings.scoring_owner`).
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any
 
+from recordings.dialect import StoreConnection
 from recordings.models import ScoreRecord, ScoringRecord, Verdict
 from recordings.scoring_owner import INTERRUPTED, is_interrupted
 
@@ -22,7 +22,7 @@ from recordings.scoring_owner import INTERRUPTED, is_interrupted
 class ScoringReader:
     """Typed queries over the scorings, scores and judge cache of one store file."""
 
-    conn: sqlite3.Connection
+    conn: StoreConnection
 
     _SCORING_COLS = (
         "scoring_id, run_id, created_ns, status, config_json, mode, versions_json, judge_model,"

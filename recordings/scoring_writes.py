@@ -42,8 +42,11 @@ class ScoringWriter(BatchWriter):
 
     async def add_scores(self, scores: Sequence[ScoreRecord]) -> None:
         await self.executemany(
-            "INSERT OR REPLACE INTO scores (scoring_id, session_id, signal, verdict, value,"
-            " passed, detail_json, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO scores (scoring_id, session_id, signal, verdict, value, passed,"
+            " detail_json, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (scoring_id, session_id, signal) DO UPDATE SET"
+            " verdict = excluded.verdict, value = excluded.value, passed = excluded.passed,"
+            " detail_json = excluded.detail_json, error = excluded.error",
             [
                 (
                     s.scoring_id,
@@ -80,7 +83,9 @@ class ScoringWriter(BatchWriter):
         self, cache_key: str, model: str, request: object, response: object
     ) -> None:
         await self.execute(
-            "INSERT OR REPLACE INTO judge_cache (cache_key, model, request_json, response_json,"
-            " created_ns) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO judge_cache (cache_key, model, request_json, response_json, created_ns)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (cache_key) DO UPDATE SET"
+            " model = excluded.model, request_json = excluded.request_json,"
+            " response_json = excluded.response_json, created_ns = excluded.created_ns",
             (cache_key, model, dumps(request), dumps(response), time.time_ns()),
         )

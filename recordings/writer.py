@@ -19,11 +19,11 @@ import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
 from typing import Any
 
 from recordings.batch_commit import Row
 from recordings.batch_writer import dumps
+from recordings.locator import StoreRef, locate
 from recordings.models import (
     ArtifactRecord,
     EventRecord,
@@ -35,7 +35,7 @@ from recordings.models import (
 )
 from recordings.scoring_writes import ScoringWriter
 
-__all__ = ["RecordingWriter", "dumps", "open_writer"]
+__all__ = ["FINAL_STATE_SQL", "RecordingWriter", "dumps", "open_writer"]
 
 
 class RecordingWriter(ScoringWriter):
@@ -67,8 +67,8 @@ class RecordingWriter(ScoringWriter):
 
     async def add_run_scenarios(self, scenarios: Sequence[RunScenario]) -> None:
         await self.executemany(
-            "INSERT OR IGNORE INTO run_scenarios (run_id, scenario_name, ordinal, domain,"
-            " scenario_json) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO run_scenarios (run_id, scenario_name, ordinal, domain,"
+            " scenario_json) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, scenario_name) DO NOTHING",
             [
                 (s.run_id, s.scenario_name, s.ordinal, s.domain, dumps(s.scenario))
                 for s in scenarios
@@ -165,8 +165,7 @@ class RecordingWriter(ScoringWriter):
 
     async def put_final_state(self, fs: FinalStateRecord) -> None:
         await self.execute(
-            "INSERT OR REPLACE INTO final_states (session_id, side, received_ns, state_json,"
-            " state_hash, context_json) VALUES (?, ?, ?, ?, ?, ?)",
+            FINAL_STATE_SQL,
             (
                 fs.session_id,
                 str(fs.side),
@@ -183,6 +182,14 @@ class RecordingWriter(ScoringWriter):
             (art.run_id, art.session_id, art.name, art.content),
         )
 
+
+#: A side's final state; a second one for the same side replaces the first.
+FINAL_STATE_SQL = (
+    "INSERT INTO final_states (session_id, side, received_ns, state_json, state_hash,"
+    " context_json) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, side) DO UPDATE SET"
+    " received_ns = excluded.received_ns, state_json = excluded.state_json,"
+    " state_hash = excluded.state_hash, context_json = excluded.context_json"
+)
 
 _SEGMENT_SQL = (
     "INSERT INTO audio_segments (session_id, channel, seq, start_offset, sample_count,"
@@ -209,18 +216,20 @@ _writers: dict[tuple[int, str], tuple[RecordingWriter, int]] = {}
 
 
 @contextlib.asynccontextmanager
-async def open_writer(path: str | Path, **options: Any) -> AsyncIterator[RecordingWriter]:
-    """The process's writer for ``path``: shared by everyone in this event loop.
+async def open_writer(path: StoreRef, **options: Any) -> AsyncIterator[RecordingWriter]:
+    """The process's writer for a store (file or database): shared in this event loop.
 
     The first user starts it; the last one out flushes and closes it.
     """
+    locator = locate(path)
     # abspath only joins with the cwd: no I/O worth a thread here.
-    key = (id(asyncio.get_running_loop()), os.path.abspath(path))  # noqa: ASYNC240
+    where = locator.url if locator.url is not None else os.path.abspath(locator.file)  # noqa: ASYNC240
+    key = (id(asyncio.get_running_loop()), where)
     if key in _writers:
         writer, users = _writers[key]
         _writers[key] = (writer, users + 1)
     else:
-        writer = RecordingWriter(path, **options)
+        writer = RecordingWriter(locator, **options)
         await writer.start()
         _writers[key] = (writer, 1)
     try:

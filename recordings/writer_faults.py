@@ -3,7 +3,9 @@
 SQLite reports a full disk, an I/O error, a read-only or vanished file as an
 ``OperationalError`` like any other; retrying those forever (as for a lock)
 hangs every caller, and committing "row by row" around them only repeats
-the failure per row. This module tells them apart:
+the failure per row. This module tells SQLite's apart (PostgreSQL's carry a
+SQLSTATE code: :func:`recordings.pg.fault`; a stopped server, a broken
+connection, a full disk there are storage failures too):
 
 - **lock errors** are waited on and retried with backoff, but only up to the
   writer's lock timeout; then they count as a storage failure;
@@ -40,6 +42,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from recordings.locator import Locator, locate
 from recordings.stop_reasons import is_finished
 
 log = logging.getLogger("vae.recordings.writer")
@@ -98,9 +101,15 @@ def file_identity(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-def salvage(path: Path, statements: Sequence[tuple[str, tuple[Any, ...]]]) -> bool:
+def salvage(store: Path | Locator, statements: Sequence[tuple[str, tuple[Any, ...]]]) -> bool:
     """Try the kept status updates once on a fresh connection; True if committed."""
-    if not statements or not path.exists():
+    if not statements:
+        return False
+    locator = locate(store)
+    if locator.is_postgres:
+        return _salvage_postgres(locator, statements)
+    path = locator.file
+    if not path.exists():
         return False
     try:
         conn = sqlite3.connect(path.resolve().as_uri() + "?mode=rw", uri=True, timeout=2.0)
@@ -117,5 +126,17 @@ def salvage(path: Path, statements: Sequence[tuple[str, tuple[Any, ...]]]) -> bo
         return False
     finally:
         conn.close()
+    log.warning("recorded %d final status updates after the storage failure", len(statements))
+    return True
+
+
+def _salvage_postgres(locator: Locator, statements: Sequence[tuple[str, tuple[Any, ...]]]) -> bool:
+    from recordings import pg
+
+    try:
+        pg.commit_once(locator, statements, timeout_s=2.0)
+    except Exception as exc:  # the server may be gone: report, never raise
+        log.error("could not record the final statuses either (%s)", " ".join(str(exc).split()))
+        return False
     log.warning("recorded %d final status updates after the storage failure", len(statements))
     return True

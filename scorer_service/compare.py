@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
+from recordings.locator import StoreRef, locate
 from recordings.models import RunRecord, ScoringRecord, Verdict
 from recordings.reader import RecordingReader
 from recordings.selection import select_run
@@ -221,15 +221,16 @@ def compare_with_reader(
 
 
 @contextmanager
-def _reader(db_path: str | Path) -> Iterator[RecordingReader]:
-    if not Path(db_path).exists():
-        raise FileNotFoundError(f"no database at {db_path}")
+def _reader(db_path: StoreRef) -> Iterator[RecordingReader]:
+    locator = locate(db_path)
+    if not locator.exists():
+        raise FileNotFoundError(f"no database at {locator.display()}")
     with RecordingReader(db_path) as reader:
         yield reader
 
 
 def compare_runs(
-    db_path: str | Path,
+    db_path: StoreRef,
     run_a: str,
     run_b: str,
     *,

@@ -27,10 +27,10 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from recordings.errors import StorageError, StoreError
+from recordings.locator import Locator, StoreRef, locate
 from recordings.models import ScoreRecord, ScoringRecord, SessionRecord, Verdict
 from recordings.reader import RecordingReader
 from recordings.scenarios.model import Scenario
@@ -107,7 +107,7 @@ async def _score_session(
 
 
 @contextlib.asynccontextmanager
-async def _readers(db_path: Path, n: int) -> AsyncIterator[asyncio.Queue[RecordingReader]]:
+async def _readers(db_path: Locator, n: int) -> AsyncIterator[asyncio.Queue[RecordingReader]]:
     pool: asyncio.Queue[RecordingReader] = asyncio.Queue()
     opened = [await asyncio.to_thread(RecordingReader, db_path) for _ in range(n)]
     for r in opened:
@@ -120,7 +120,7 @@ async def _readers(db_path: Path, n: int) -> AsyncIterator[asyncio.Queue[Recordi
 
 
 async def rescore(
-    db_path: str | Path,
+    db_path: StoreRef,
     run_ref: str,
     config: ScoringConfig,
     *,
@@ -133,7 +133,7 @@ async def rescore(
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {', '.join(MODES)}")
     config.validate()
-    path = Path(db_path)
+    path = locate(db_path)
     workers = concurrency or max(2, config.judge.concurrency if config.judge.enabled else 2)
     async with _readers(path, workers + 1) as pool:
         head = await pool.get()

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import grpc
 
+from recordings.locator import StoreRef
 from scorer_service.servicer import ScorerServicer
 from vae.scorer.v1 import scorer_pb2, scorer_pb2_grpc
 from vae.serving import RunningServer, TlsFiles, start_server
@@ -18,7 +17,7 @@ MAX_REQUEST = 4 * 1024 * 1024
 
 
 async def start_scorer(
-    db_path: str | Path,
+    db_path: StoreRef,
     address: str = "127.0.0.1:0",
     *,
     tls: TlsFiles | None = None,

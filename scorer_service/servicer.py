@@ -13,7 +13,6 @@ import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import grpc
@@ -25,6 +24,7 @@ from recordings.errors import (
     StoreError,
 )
 from recordings.identifiers import InvalidIdentifier
+from recordings.locator import StoreRef, locate
 from recordings.reader import RecordingReader
 from recordings.selection import select_run
 from scorer_service import convert, ledger
@@ -68,8 +68,8 @@ async def _abort(context: Ctx, exc: BaseException) -> NoReturn:
 
 
 class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
-    def __init__(self, db_path: str | Path) -> None:
-        self.db_path = Path(db_path)
+    def __init__(self, db_path: StoreRef) -> None:
+        self.db_path = locate(db_path)
 
     async def _read(self, context: Ctx, func: Callable[[RecordingReader], T]) -> T:
         def work() -> T:

@@ -1,19 +1,27 @@
-"""Shared fixtures: store files under tmp_path, PCM helpers, tool requirements.
+"""Shared fixtures: stores (SQLite files, PostgreSQL databases), PCM helpers, tool requirements.
 
-Tests that need an external tool (Chromium, Node.js, a pipecat venv) call
-:func:`require_tool`: locally a missing tool skips the test with the command
-that installs it; in CI (``CI`` set) a missing tool fails the test, so nothing
-is silently skipped where it must run.
+Tests that need an external tool (Chromium, Node.js, a pipecat venv,
+PostgreSQL) call :func:`require_tool` / use :func:`pg_server`: locally a
+missing tool skips the test with the command that installs it; in CI (``CI``
+set) a missing tool fails the test, so nothing is silently skipped where it
+must run.
+
+``store`` runs a test once per back end: an SQLite file under tmp_path and a
+fresh database on this process's PostgreSQL server (:mod:`tests.pg`).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from recordings.locator import Locator, locate
+from tests import pg
 
 
 def require_tool(name: str, install_hint: str) -> str:
@@ -31,6 +39,39 @@ def require_tool(name: str, install_hint: str) -> str:
 def db_path(tmp_path: Path) -> Path:
     """A fresh store file path (not created yet)."""
     return tmp_path / "vae.db"
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[pg.PgServer]:
+    """This pytest process's PostgreSQL server (one per xdist worker), started on first use."""
+    why = pg.problem()
+    if why is not None:
+        message = f"{why}; install it with: {pg.INSTALL_HINT}"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    server = pg.PgServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.remove()
+
+
+@pytest.fixture
+def pg_url(pg_server: pg.PgServer) -> Iterator[str]:
+    """A fresh, empty database on the shared server (dropped after the test)."""
+    url = pg_server.fresh_database()
+    yield url
+    pg_server.drop_database(url)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Locator:
+    """A fresh store on each back end: an SQLite file (not created yet), a PostgreSQL database."""
+    if request.param == "sqlite":
+        return locate(tmp_path / "vae.db")
+    return locate(request.getfixturevalue("pg_url"))
 
 
 def tone(seconds: float, rate: int = 16000, freq: float = 220.0, amp: float = 0.3) -> np.ndarray:

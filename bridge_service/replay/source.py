@@ -27,7 +27,6 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from bridge_service.config import RunSettings
 from bridge_service.connectors.base import ConnectorError
@@ -35,6 +34,7 @@ from bridge_service.plan import SessionPlan
 from bridge_service.replay.endpoint import ReplayEndpoint
 from recordings import stop_reasons
 from recordings.errors import ScenarioError
+from recordings.locator import StoreRef
 from recordings.models import SessionRecord, SessionStatus
 from recordings.reader import RecordingReader
 from recordings.replay_links import link_session
@@ -137,7 +137,7 @@ def select_replay(
 
 
 async def open_replay(
-    settings: RunSettings, plan: SessionPlan, db_path: Path
+    settings: RunSettings, plan: SessionPlan, db_path: StoreRef
 ) -> ReplayEndpoint | None:
     """The replayed user side of one attempt, or None when the run is not a replay."""
     if not settings.replay_from:

@@ -57,7 +57,9 @@ from recordings.importers.calls_files import (
     find_calls,
     load_json_scenario,
 )
+from recordings.importers.existing import run_ids
 from recordings.importers.nemo_layout import ImportSourceError, choose_run_id, session_id_for
+from recordings.locator import StoreRef
 from recordings.models import (
     Channel,
     EventKind,
@@ -70,7 +72,6 @@ from recordings.models import (
     SessionStatus,
     Side,
 )
-from recordings.reader import RecordingReader
 from recordings.vad import spurts
 from recordings.writer import RecordingWriter, open_writer
 
@@ -128,7 +129,7 @@ class _Call:
 
 
 async def import_calls(
-    db_path: str | Path,
+    db_path: StoreRef,
     paths: list[Path],
     *,
     caller_channel: str = "left",
@@ -141,7 +142,7 @@ async def import_calls(
     if caller_channel not in ("left", "right"):
         raise ImportSourceError("caller channel must be left or right")
     found = await asyncio.to_thread(find_calls, [Path(p) for p in paths])
-    existing = await asyncio.to_thread(_run_ids, Path(db_path))
+    existing = await asyncio.to_thread(run_ids, db_path)
     rid = choose_run_id(run_id, time.strftime("calls-%Y-%m-%dT%H-%M-%S"), existing)
     base = time.time_ns()
     # Every call is checked (formats, lengths, sidecars) before anything is written.
@@ -291,10 +292,3 @@ def _segments(
         out.extend(builder.add(chunk, offset, seq, base + offset * _NS // rate))
     out.extend(builder.close())
     return out
-
-
-def _run_ids(db_path: Path) -> list[str]:
-    if not db_path.exists():
-        return []
-    with RecordingReader(db_path) as reader:
-        return reader.run_ids()

@@ -44,6 +44,7 @@ from recordings.importers.nemo_run_args import options as _options
 from recordings.importers.nemo_scenario import load_scenario
 from recordings.importers.nemo_scores import original_scores, summary_of
 from recordings.importers.nemo_session import AttemptData, read_attempt
+from recordings.locator import StoreRef
 from recordings.models import (
     ArtifactRecord,
     RunRecord,
@@ -69,7 +70,7 @@ RUN_FILES = (
 
 
 async def import_nemo(
-    db_path: str | Path,
+    db_path: StoreRef,
     results_dir: str | Path,
     *,
     run_id: str | None = None,
@@ -81,11 +82,11 @@ async def import_nemo(
     RUN_ROOT.set(src.root)
     content_hash = await asyncio.to_thread(fingerprint, src.root)
     if not again:
-        found = await asyncio.to_thread(find_import, Path(db_path), SOURCE, src.root, content_hash)
+        found = await asyncio.to_thread(find_import, db_path, SOURCE, src.root, content_hash)
         if found is not None:
             raise AlreadyImportedError(src.root, found)
     async with open_writer(db_path) as writer:
-        existing = await asyncio.to_thread(_run_ids, Path(db_path))
+        existing = await asyncio.to_thread(_run_ids, db_path)
         rid = choose_run_id(run_id, run_id_from_dir(src.root), existing)
         report = ImportReport(run_id=rid, source_dir=str(src.root), problems=list(src.problems))
         created = _created_ns(src.run_args)
@@ -317,12 +318,16 @@ def _config_dir(dirs: ScenarioDirs) -> Path | None:
     return None
 
 
-def _run_ids(db_path: Path) -> list[str]:
+def _run_ids(db_path: StoreRef) -> list[str]:
     with RecordingReader(db_path) as reader:
         return reader.run_ids()
 
 
 def import_nemo_sync(
-    db_path: str | Path, results_dir: str | Path, *, run_id: str | None = None, again: bool = False
+    db_path: StoreRef,
+    results_dir: str | Path,
+    *,
+    run_id: str | None = None,
+    again: bool = False,
 ) -> ImportReport:
     return asyncio.run(import_nemo(db_path, results_dir, run_id=run_id, again=again))

@@ -19,8 +19,9 @@ import os
 import stat
 from pathlib import Path
 
+from recordings.importers.existing import existing_reader
 from recordings.importers.nemo_layout import ImportSourceError
-from recordings.reader import RecordingReader
+from recordings.locator import StoreRef
 
 _CHUNK = 1 << 20
 
@@ -59,11 +60,11 @@ def fingerprint(root: Path) -> str:
     return digest.hexdigest()
 
 
-def find_import(db_path: Path, source: str, root: Path, content_hash: str) -> str | None:
+def find_import(db_path: StoreRef, source: str, root: Path, content_hash: str) -> str | None:
     """The run id that already holds this source, if any."""
-    if not db_path.exists():
-        return None
-    with RecordingReader(db_path) as reader:
+    with existing_reader(db_path) as reader:
+        if reader is None:
+            return None
         for run in reader.list_runs():
             options = run.options
             if (

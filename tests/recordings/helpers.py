@@ -1,10 +1,15 @@
-"""Writing small synthetic sessions straight into a store (for the store's own tests)."""
+"""Writing small synthetic sessions straight into a store, and poking at it (store tests)."""
 
 from __future__ import annotations
+
+import sqlite3
+from typing import Any
 
 import numpy as np
 
 from recordings.audio import SegmentBuilder
+from recordings.connection import open_store_readonly
+from recordings.locator import StoreRef, locate
 from recordings.models import (
     Channel,
     EventKind,
@@ -91,3 +96,47 @@ async def add_session(
             agent_turns=agent_turns,
         )
     return sid
+
+
+def query(store: StoreRef, sql: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
+    """Rows of one portable query, on a connection of its own (after writers closed)."""
+    conn = open_store_readonly(store)
+    try:
+        return [tuple(r) for r in conn.execute(sql, params).fetchall()]
+    finally:
+        conn.close()
+
+
+class WriteLock:
+    """Another connection holding the store's write lock, as another process would.
+
+    SQLite: ``BEGIN IMMEDIATE`` (the database's one write lock). PostgreSQL:
+    every table of the store locked against writes (``SHARE ROW EXCLUSIVE``
+    lets readers in, as SQLite's lock does).
+    """
+
+    def __init__(self, store: StoreRef) -> None:
+        self.locator = locate(store)
+        self.conn: Any
+        if self.locator.is_postgres:
+            import psycopg
+
+            self.conn = psycopg.connect(str(self.locator), autocommit=True)
+        else:
+            self.conn = sqlite3.connect(self.locator.file, isolation_level=None)
+
+    def hold(self) -> None:
+        if self.locator.is_postgres:
+            tables = [r[0] for r in self.conn.execute(
+                "SELECT table_name FROM information_schema.tables"
+                " WHERE table_schema = current_schema()")]  # fmt: skip
+            self.conn.execute("BEGIN")
+            self.conn.execute(f"LOCK TABLE {', '.join(tables)} IN SHARE ROW EXCLUSIVE MODE")
+        else:
+            self.conn.execute("BEGIN IMMEDIATE")
+
+    def release(self) -> None:
+        self.conn.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self.conn.close()

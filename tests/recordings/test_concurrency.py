@@ -1,8 +1,9 @@
-"""Readers while the writer writes, and a writer killed with SIGKILL."""
+"""Readers while the writer writes, and a writer killed with SIGKILL (both back ends)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sqlite3
@@ -11,7 +12,8 @@ import sys
 import threading
 from pathlib import Path
 
-from recordings.connection import open_readonly
+from recordings.connection import open_store_readonly
+from recordings.locator import Locator
 from recordings.models import EventKind, EventRecord, Side
 from recordings.reader import RecordingReader
 from recordings.writer import open_writer
@@ -20,9 +22,9 @@ from tests.recordings.helpers import add_run, add_session
 ROOT = Path(__file__).resolve().parents[2]
 
 
-async def test_reader_sees_consistent_prefixes_while_writing(db_path: Path) -> None:
+async def test_reader_sees_consistent_prefixes_while_writing(store: Locator) -> None:
     n = 400
-    async with open_writer(db_path, flush_interval_s=0.01) as w:
+    async with open_writer(store, flush_interval_s=0.01) as w:
         await add_run(w, "r", ["s"])
         sid = await add_session(w, "r", "s", ended=False)
         await w.flush()
@@ -32,12 +34,14 @@ async def test_reader_sees_consistent_prefixes_while_writing(db_path: Path) -> N
         saw_end = threading.Event()
 
         def read_loop() -> None:
-            conn = open_readonly(db_path)
+            conn = open_store_readonly(store)
             while not stop.is_set():
+                # One snapshot for both queries (SQLite's WAL; PostgreSQL's REPEATABLE READ).
                 conn.execute("BEGIN")
-                seen = [r[0] for r in conn.execute(
-                    "SELECT CAST(json_extract(payload_json, '$.i') AS INTEGER) FROM events"
-                    " WHERE kind = 'log' ORDER BY id")]  # fmt: skip
+                rows = conn.execute(
+                    "SELECT payload_json FROM events WHERE kind = 'log' ORDER BY id"
+                ).fetchall()
+                seen = [json.loads(r[0])["i"] for r in rows]
                 ended = conn.execute("SELECT status FROM sessions").fetchone()[0]
                 conn.execute("COMMIT")
                 if seen != list(range(len(seen))):
@@ -89,9 +93,9 @@ asyncio.run(main(sys.argv[1]))
 """
 
 
-def test_writer_killed_with_sigkill_keeps_every_committed_batch(db_path: Path) -> None:
+def test_writer_killed_with_sigkill_keeps_every_committed_batch(store: Locator) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-c", WRITER_SCRIPT, str(db_path)],
+        [sys.executable, "-c", WRITER_SCRIPT, str(store)],
         stdout=subprocess.PIPE,
         text=True,
         cwd=ROOT,
@@ -108,10 +112,11 @@ def test_writer_killed_with_sigkill_keeps_every_committed_batch(db_path: Path) -
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
     assert committed >= 7
-    conn = sqlite3.connect(db_path)
-    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    conn.close()
-    with RecordingReader(db_path) as r:
+    if not store.is_postgres:
+        conn = sqlite3.connect(store.file)
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        conn.close()
+    with RecordingReader(store) as r:
         sessions = {s.scenario_name: s for s in r.sessions("r")}
         for i in range(committed + 1):
             s = sessions[f"s{i}"]

@@ -8,6 +8,7 @@ import numpy as np
 import soundfile as sf
 
 from recordings.export import export_session, stereo_mix
+from recordings.locator import Locator
 from recordings.models import Channel, EventKind, EventRecord, FinalStateRecord, Side
 from recordings.reader import RecordingReader
 from recordings.writer import open_writer
@@ -17,7 +18,7 @@ from tests.recordings.helpers import T0, add_run, add_session, stream_channel
 RATE = 16000
 
 
-async def _write_session(db: Path) -> tuple[str, np.ndarray, np.ndarray]:
+async def _write_session(db: Locator) -> tuple[str, np.ndarray, np.ndarray]:
     user = tone(1.5, RATE, 200.0)
     agent = tone(2.25, RATE, 330.0)
     async with open_writer(db) as w:
@@ -43,9 +44,9 @@ async def _write_session(db: Path) -> tuple[str, np.ndarray, np.ndarray]:
     return sid, user, agent
 
 
-async def test_session_round_trips(db_path: Path) -> None:
-    sid, user, agent = await _write_session(db_path)
-    with RecordingReader(db_path) as r:
+async def test_session_round_trips(store: Locator) -> None:
+    sid, user, agent = await _write_session(store)
+    with RecordingReader(store) as r:
         u = r.read_channel(sid, Channel.USER)
         a = r.read_channel(sid, Channel.AGENT)
         assert u.sample_rate == RATE and a.sample_rate == RATE
@@ -66,9 +67,9 @@ async def test_session_round_trips(db_path: Path) -> None:
         assert fs.state == {"seats": ["3A"]} and fs.context[0]["content"] == "ok"  # type: ignore[index]
 
 
-async def test_stereo_export_has_each_sample_at_its_offset(db_path: Path, tmp_path: Path) -> None:
-    sid, user, agent = await _write_session(db_path)
-    with RecordingReader(db_path) as r:
+async def test_stereo_export_has_each_sample_at_its_offset(store: Locator, tmp_path: Path) -> None:
+    sid, user, agent = await _write_session(store)
+    with RecordingReader(store) as r:
         mix, rate = stereo_mix(r, sid)
         paths = export_session(r, sid, tmp_path / "out", "wav")
         flac = export_session(r, sid, tmp_path / "out", "flac")
@@ -87,8 +88,8 @@ async def test_stereo_export_has_each_sample_at_its_offset(db_path: Path, tmp_pa
     assert '"thanks"' in js[0].read_text()
 
 
-async def test_export_resamples_unequal_rates(db_path: Path) -> None:
-    async with open_writer(db_path) as w:
+async def test_export_resamples_unequal_rates(store: Locator) -> None:
+    async with open_writer(store) as w:
         await add_run(w, "r", ["s"])
         sid = await add_session(w, "r", "s")
         await stream_channel(
@@ -97,7 +98,7 @@ async def test_export_resamples_unequal_rates(db_path: Path) -> None:
         await stream_channel(
             w, sid, Channel.AGENT, tone(1.0, 24000), rate=24000, start_s=1.0, frame=480
         )
-    with RecordingReader(db_path) as r:
+    with RecordingReader(store) as r:
         mix, rate = stereo_mix(r, sid)
     assert rate == 24000
     assert mix.shape[0] == 48000  # agent ends at 2.0 s

@@ -7,9 +7,9 @@ import os
 import socket
 import subprocess
 import sys
-from pathlib import Path
 
-from recordings.connection import open_database
+from recordings.connection import open_store
+from recordings.locator import Locator
 from recordings.scoring_owner import is_interrupted, mark_interrupted, owner_alive, owner_stamp
 
 
@@ -30,8 +30,8 @@ def test_owner_liveness() -> None:
     assert not is_interrupted("complete", {"owner": {**me, "pid": dead_pid()}})
 
 
-def test_mark_interrupted_only_touches_dead_owners(db_path: Path) -> None:
-    conn = open_database(db_path)
+def test_mark_interrupted_only_touches_dead_owners(store: Locator) -> None:
+    conn = open_store(store)
     conn.execute(
         "INSERT INTO runs (run_id, created_ns, status, vae_version)"
         " VALUES ('r', 1, 'completed', '0')"

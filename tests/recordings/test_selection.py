@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from recordings.errors import AmbiguousRunError, RunNotFoundError
+from recordings.locator import Locator
 from recordings.reader import RecordingReader
 from recordings.selection import ResumeState, classify_resume, new_run_id, resolve_run, select_run
 from recordings.writer import open_writer
@@ -44,10 +43,10 @@ def test_new_run_id_is_readable_and_unique() -> None:
     assert new_run_id([first, f"{first}-2"], now=now) == f"{first}-3"
 
 
-async def test_resume_classification_cases(db_path: Path) -> None:
+async def test_resume_classification_cases(store: Locator) -> None:
     run = "2024-06-01T10-22-33"
     names = ["done", "short", "running", "silent", "nostate", "fresh", "retried", "cut", "alone"]
-    async with open_writer(db_path) as w:
+    async with open_writer(store) as w:
         await add_run(w, run, names)
         await add_session(w, run, "done", agent_turns=3)
         await add_session(w, run, "short", agent_turns=1)
@@ -60,7 +59,7 @@ async def test_resume_classification_cases(db_path: Path) -> None:
         # Unfinished stop reasons run again even with turns and a final state.
         await add_session(w, run, "cut", agent_turns=5, stop_reason="cancelled")
         await add_session(w, run, "alone", stop_reason="peer_never_joined")
-    with RecordingReader(db_path) as r:
+    with RecordingReader(store) as r:
         assert select_run(r, "2024-06") == run
         got = {d.scenario_name: d for d in classify_resume(r, run, min_agent_turns=2)}
     assert got["done"].state is ResumeState.COMPLETED
@@ -76,7 +75,7 @@ async def test_resume_classification_cases(db_path: Path) -> None:
         assert got[name].state is ResumeState.IN_FLIGHT
         assert f"ended {reason}" in got[name].reason and "unfinished" in got[name].reason
     assert got["retried"].state is ResumeState.COMPLETED and "attempt 2" in got["retried"].reason
-    with RecordingReader(db_path) as r:
+    with RecordingReader(store) as r:
         # without a floor, a short run is complete
         short = {d.scenario_name: d for d in classify_resume(r, run)}["short"]
     assert short.state is ResumeState.COMPLETED

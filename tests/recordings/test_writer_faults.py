@@ -1,26 +1,30 @@
 """The writer's storage failures: deleted file, lock held beyond the timeout.
 
-(Disk full is tested end to end on a real tmpfs: tests/bridge_service/
-test_storage_faults.py and tests/cli/test_storage_faults_rescore.py.)
+Lock cases run on both back ends (another connection holding the write
+lock: :class:`~tests.recordings.helpers.WriteLock`). (Disk full is tested end
+to end on a real tmpfs: tests/bridge_service/test_storage_faults.py and
+tests/cli/test_storage_faults_rescore.py; a PostgreSQL server stopped under
+the writer: tests/recordings/test_pg_faults.py.)
 """
 
 from __future__ import annotations
 
 import asyncio
-import sqlite3
+import json
 import time
 from pathlib import Path
 
 import pytest
 
 from recordings.errors import StorageError
+from recordings.locator import Locator
 from recordings.models import EventKind, EventRecord, Side
-from recordings.writer import RecordingWriter
-from tests.recordings.helpers import add_run, add_session
+from recordings.writer import RecordingWriter, open_writer
+from tests.recordings.helpers import WriteLock, add_run, add_session, query
 
 
 def _event(sid: str, i: int) -> EventRecord:
-    return EventRecord(sid, Side.USER, EventKind.LOG, time.time_ns(), 0, {"i": i})
+    return EventRecord(sid, Side.USER, EventKind.LOG, time.time_ns(), {"i": i})
 
 
 async def test_deleted_database_fails_the_writer(db_path: Path) -> None:
@@ -40,17 +44,15 @@ async def test_deleted_database_fails_the_writer(db_path: Path) -> None:
         await asyncio.wait_for(writer.close(), 5)
 
 
-async def test_lock_held_beyond_the_timeout_fails_the_writer(db_path: Path) -> None:
-    writer = RecordingWriter(
-        db_path, flush_interval_s=0.01, lock_timeout_s=1.0, busy_timeout_ms=200
-    )
+async def test_lock_held_beyond_the_timeout_fails_the_writer(store: Locator) -> None:
+    writer = RecordingWriter(store, flush_interval_s=0.01, lock_timeout_s=1.0, busy_timeout_ms=200)
     await writer.start()
-    holder = sqlite3.connect(db_path, isolation_level=None)
+    holder = WriteLock(store)
     try:
         await add_run(writer, "r", ["s"])
         sid = await add_session(writer, "r", "s", ended=False)
         await writer.flush()
-        holder.execute("BEGIN IMMEDIATE")
+        holder.hold()
         await writer.add_events([_event(sid, 1)])
         t0 = time.monotonic()
         with pytest.raises(StorageError, match="stayed locked"):
@@ -58,29 +60,25 @@ async def test_lock_held_beyond_the_timeout_fails_the_writer(db_path: Path) -> N
         assert time.monotonic() - t0 < 5
         # The run's status update is kept and recorded once the lock is gone.
         await writer.update_run_status("r", "failed", 1)
-        holder.execute("ROLLBACK")
+        holder.release()
     finally:
         holder.close()
         await asyncio.wait_for(writer.close(), 10)
-    conn = sqlite3.connect(db_path)
-    assert conn.execute("SELECT status FROM runs WHERE run_id = 'r'").fetchone()[0] == "failed"
-    conn.close()
+    assert query(store, "SELECT status FROM runs WHERE run_id = 'r'") == [("failed",)]
 
 
-async def test_a_success_status_is_never_salvaged(db_path: Path) -> None:
+async def test_a_success_status_is_never_salvaged(store: Locator) -> None:
     """After a failure, "completed" / "complete" would vouch for rows that were lost."""
-    writer = RecordingWriter(
-        db_path, flush_interval_s=0.01, lock_timeout_s=1.0, busy_timeout_ms=200
-    )
+    writer = RecordingWriter(store, flush_interval_s=0.01, lock_timeout_s=1.0, busy_timeout_ms=200)
     await writer.start()
-    holder = sqlite3.connect(db_path, isolation_level=None)
+    holder = WriteLock(store)
     try:
         await add_run(writer, "ok", ["s"])
         await add_run(writer, "bad", ["s"])
         sid = await add_session(writer, "ok", "s", ended=False)
         bad_sid = await add_session(writer, "bad", "s", ended=False)
         await writer.flush()
-        holder.execute("BEGIN IMMEDIATE")
+        holder.hold()
         await writer.add_events([_event(sid, 1)])
         # Queued before the failure, in the batch that fails:
         await writer.update_run_status("ok", "completed", 1)
@@ -100,14 +98,12 @@ async def test_a_success_status_is_never_salvaged(db_path: Path) -> None:
             user_turns=0,
             agent_turns=0,
         )
-        holder.execute("ROLLBACK")
+        holder.release()
     finally:
         holder.close()
         await asyncio.wait_for(writer.close(), 10)
-    conn = sqlite3.connect(db_path)
-    runs = dict(conn.execute("SELECT run_id, status FROM runs").fetchall())
-    sessions = dict(conn.execute("SELECT session_id, stop_reason FROM sessions").fetchall())
-    conn.close()
+    runs = dict(query(store, "SELECT run_id, status FROM runs"))
+    sessions = dict(query(store, "SELECT session_id, stop_reason FROM sessions"))
     assert runs == {"ok": "running", "bad": "failed"}
     assert sessions[sid] is None  # never ended: unfinished, never a finished end_tool
     assert sessions[bad_sid] == "storage_error"
@@ -136,23 +132,44 @@ async def test_writes_after_a_failure_are_dropped_and_never_wait(db_path: Path) 
         await asyncio.wait_for(writer.close(), 5)
 
 
-async def test_a_write_waiting_for_room_ends_when_the_writer_fails(db_path: Path) -> None:
+async def test_a_write_waiting_for_room_ends_when_the_writer_fails(store: Locator) -> None:
     writer = RecordingWriter(
-        db_path, flush_interval_s=0.01, max_pending=10, lock_timeout_s=1.0, busy_timeout_ms=200
+        store, flush_interval_s=0.01, max_pending=10, lock_timeout_s=1.0, busy_timeout_ms=200
     )
     await writer.start()
-    holder = sqlite3.connect(db_path, isolation_level=None)
+    holder = WriteLock(store)
     try:
         await add_run(writer, "r", ["s"])
         sid = await add_session(writer, "r", "s", ended=False)
         await writer.flush()
-        holder.execute("BEGIN IMMEDIATE")
+        holder.hold()
         # The committer is stuck on the lock; the queue fills and this write waits for room.
         waiting = asyncio.ensure_future(writer.add_events([_event(sid, i) for i in range(40)]))
         await asyncio.wait_for(writer.failed.wait(), 10)
         await asyncio.wait_for(waiting, 2)
         assert writer.pending == 0
-        holder.execute("ROLLBACK")
+        holder.release()
     finally:
         holder.close()
         await asyncio.wait_for(writer.close(), 10)
+
+
+async def test_a_refused_row_costs_only_itself(store: Locator) -> None:
+    """One row the database refuses (NOT NULL) in a batch: the others are committed."""
+    async with open_writer(store, flush_interval_s=0.05) as writer:
+        await add_run(writer, "r", ["s"])
+        sid = await add_session(writer, "r", "s", ended=False)
+        await writer.flush()
+        await writer.add_events([_event(sid, 1)])
+        writer.execute_nowait(
+            "INSERT INTO events (session_id, side, kind, bridge_ns, payload_json)"
+            " VALUES (?, 'user', 'log', 1, '{}')",
+            (None,),
+        )
+        await writer.add_events([_event(sid, 2)])
+        await writer.update_run_status("r", "completed", 3)
+        await writer.flush()
+        assert not writer.failed.is_set()
+    logged = query(store, "SELECT payload_json FROM events WHERE kind = 'log' ORDER BY id")
+    assert [json.loads(p)["i"] for (p,) in logged] == [1, 2]
+    assert query(store, "SELECT status FROM runs") == [("completed",)]

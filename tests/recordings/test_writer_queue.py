@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
+from recordings.locator import Locator
 from recordings.models import Channel, SegmentRecord
 from recordings.reader import RecordingReader
 from recordings.writer import open_writer
@@ -25,8 +25,8 @@ def _segment(sid: str, seq: int) -> SegmentRecord:
     )
 
 
-async def test_nowait_goes_past_the_bound_and_awaiting_callers_wait(db_path: Path) -> None:
-    async with open_writer(db_path, max_pending=5, flush_interval_s=5.0) as w:
+async def test_nowait_goes_past_the_bound_and_awaiting_callers_wait(store: Locator) -> None:
+    async with open_writer(store, max_pending=5, flush_interval_s=5.0) as w:
         await add_run(w, "r", ["s"])
         sid = await add_session(w, "r", "s", ended=False)
         await w.flush()
@@ -40,5 +40,5 @@ async def test_nowait_goes_past_the_bound_and_awaiting_callers_wait(db_path: Pat
         await asyncio.wait_for(w.add_segment(_segment(sid, 20)), 10)
         assert w.pending <= 5
         await w.flush()
-    with RecordingReader(db_path) as reader:
+    with RecordingReader(store) as reader:
         assert [s.seq for s in reader.segments(sid, Channel.TO_AGENT)] == list(range(21))

@@ -1,14 +1,19 @@
-"""The ledger: overrides, append vs overwrite, comparisons, bad input that writes nothing."""
+"""The ledger: overrides, append vs overwrite, comparisons, bad input that writes nothing.
+
+Every test here runs on both back ends: ``db_path`` is the ``store`` fixture
+(an SQLite file, a PostgreSQL database), and the recorded run is written there.
+"""
 
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from pathlib import Path
 
 import pytest
 
+from recordings.connection import open_store_readonly
 from recordings.errors import RunNotFoundError, ScenarioError
+from recordings.locator import Locator
 from recordings.models import Verdict
 from recordings.reader import RecordingReader
 from scorer_service import ledger, signals
@@ -19,23 +24,30 @@ from tests.factories import RunInfo
 NO_AUDIO = ["action_match", "db_state_match", "db_state_assertion", "clean_exit"]
 
 
-def recording_digest(db_path: Path) -> str:
+@pytest.fixture
+def db_path(store: Locator) -> Locator:
+    return store
+
+
+def recording_digest(db_path: Locator) -> str:
     """A hash of every recording table (everything but the scoring tables)."""
-    conn = sqlite3.connect(db_path)
+    conn = open_store_readonly(db_path)
     h = hashlib.sha256()
     for table in ("runs", "run_scenarios", "sessions", "audio_segments", "events", "final_states"):
-        for row in conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2"):
-            h.update(repr(row).encode())
+        for row in conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall():
+            h.update(repr(tuple(row)).encode())
     conn.close()
     return h.hexdigest()
 
 
-def verdict(db_path: Path, scoring_id: str, session_id: str, signal: str) -> Verdict:
+def verdict(db_path: Locator, scoring_id: str, session_id: str, signal: str) -> Verdict:
     with RecordingReader(db_path) as reader:
         return next(s.verdict for s in reader.scores(scoring_id, session_id) if s.signal == signal)
 
 
-async def test_overrides_change_only_the_new_scoring(db_path: Path, recorded_run: RunInfo) -> None:
+async def test_overrides_change_only_the_new_scoring(
+    db_path: Locator, recorded_run: RunInfo
+) -> None:
     before = recording_digest(db_path)
     sid = recorded_run.session_ids["book_wrong"]
     first = await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO))
@@ -65,7 +77,7 @@ async def test_overrides_change_only_the_new_scoring(db_path: Path, recorded_run
 
 
 async def test_append_then_overwrite_supersedes_without_deleting(
-    db_path: Path, recorded_run: RunInfo
+    db_path: Locator, recorded_run: RunInfo
 ) -> None:
     a = await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO))
     b = await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO), mode="append")
@@ -84,7 +96,7 @@ async def test_append_then_overwrite_supersedes_without_deleting(
         assert rows[c.scoring.scoring_id].status == "complete"
 
 
-async def test_compare_shows_flips(db_path: Path, recorded_run: RunInfo) -> None:
+async def test_compare_shows_flips(db_path: Locator, recorded_run: RunInfo) -> None:
     a = await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO))
     config = ScoringConfig(
         scorers=NO_AUDIO,
@@ -104,7 +116,7 @@ async def test_compare_shows_flips(db_path: Path, recorded_run: RunInfo) -> None
     assert summary["rates"]["success_rate"]["change"] == pytest.approx(1 / 3)
 
 
-async def test_db_state_match_checks_the_user_side(db_path: Path, recorded_run: RunInfo) -> None:
+async def test_db_state_match_checks_the_user_side(db_path: Locator, recorded_run: RunInfo) -> None:
     result = await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO))
     sid = recorded_run.session_ids["db_case"]
     outcome = next(o for o in result.sessions if o.session_id == sid)
@@ -127,7 +139,7 @@ async def test_db_state_match_checks_the_user_side(db_path: Path, recorded_run: 
     ],
 )
 async def test_bad_overrides_write_nothing(
-    db_path: Path, recorded_run: RunInfo, overrides: dict[str, object], error: type, match: str
+    db_path: Locator, recorded_run: RunInfo, overrides: dict[str, object], error: type, match: str
 ) -> None:
     with pytest.raises(error, match=match):
         await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO, overrides=overrides))  # type: ignore[arg-type]
@@ -135,7 +147,7 @@ async def test_bad_overrides_write_nothing(
         assert reader.scorings() == []
 
 
-async def test_bad_references(db_path: Path, recorded_run: RunInfo) -> None:
+async def test_bad_references(db_path: Locator, recorded_run: RunInfo) -> None:
     with pytest.raises(RunNotFoundError):
         await rescore(db_path, "1999", ScoringConfig())
     with pytest.raises(RescoreError, match="no session"):
@@ -162,7 +174,7 @@ def test_overrides_file_errors(tmp_path: Path) -> None:
         load_overrides(tmp_path / "missing.yaml")
 
 
-async def test_stalled_session_fails_composites(db_path: Path, recorded_run: RunInfo) -> None:
+async def test_stalled_session_fails_composites(db_path: Locator, recorded_run: RunInfo) -> None:
     result = await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO, min_agent_turns=3))
     db_case = next(o for o in result.sessions if o.scenario_name == "db_case")
     assert db_case.stalled  # 2 agent turns < 3
@@ -171,7 +183,7 @@ async def test_stalled_session_fails_composites(db_path: Path, recorded_run: Run
 
 
 async def test_a_crashing_scorer_loses_nothing_else(
-    db_path: Path, recorded_run: RunInfo, monkeypatch: pytest.MonkeyPatch
+    db_path: Locator, recorded_run: RunInfo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from scorer_service.scorers.action_match import ActionMatchScorer
 
