@@ -22,6 +22,7 @@ import numpy as np
 
 from recordings.audio import place_segments, unpack_frames
 from recordings.connection import open_readonly
+from recordings.label_rows import LabelReader
 from recordings.models import (
     ArtifactRecord,
     Channel,
@@ -56,8 +57,9 @@ def _loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
-class RecordingReader(ScoringReader):
-    """Typed queries over one store file (its scorings: :class:`ScoringReader`)."""
+class RecordingReader(ScoringReader, LabelReader):
+    """Typed queries over one store file (its scorings: :class:`ScoringReader`; its
+    labels: :class:`~recordings.label_rows.LabelReader`)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
