@@ -106,9 +106,21 @@ def render_agreement(doc: dict[str, Any]) -> str:
     lines = [f"Agreement with {doc['labels']} label(s) ({whose}) — run {', '.join(doc['runs'])}"]
     lines += [f"  {key_of[e['scoring_id']]}: {_name(e)}" for e in entries]
     lines += ["", _side_by_side(entries, keys).rstrip("\n")]
+    lines += ["", "Coverage (labelled items the scoring decided): " + ", ".join(
+        f"{key_of[e['scoring_id']]} {e['coverage']['decided']}/{e['coverage']['labelled']}"
+        for e in entries
+    )]  # fmt: skip
     if len(entries) > 1:
-        order = " > ".join(key_of[s] for s in doc["ranking"])
-        lines += ["", f"Ranking (κ over all labels, then percent agreement): {order}"]
+        by_id = {e["scoring_id"]: e for e in entries}
+        order = " > ".join(
+            f"{key_of[s]} (κ {kappa_text(by_id[s]['common'])}, "
+            f"{pct(by_id[s]['common']['percent_agreement'])})"
+            for s in doc["ranking"]
+        )
+        lines += [f"Ranking on the {doc['common_items']} item(s) every scoring decided "
+                  f"(κ, then agreement, then coverage): {order}"]  # fmt: skip
+        if len(doc["runs"]) > 1:
+            lines.append("warning: these scorings belong to different runs: no item is common")
     for e in entries:
         for r in e["rows"]:
             if r["kappa"] is None and r["row"] == "all labels":

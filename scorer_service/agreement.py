@@ -67,6 +67,14 @@ class LabelledItem:
     labels: tuple[LabelRecord, ...]
 
     @property
+    def key(self) -> tuple[str, str]:
+        if self.kind is LabelKind.SIGNAL:
+            return (self.session_id, f"signal:{self.signal}")
+        if self.kind is LabelKind.ASSERTION:
+            return (self.session_id, f"assertion:{self.assertion}")
+        return (self.session_id, "session")
+
+    @property
     def name(self) -> str:
         if self.kind is LabelKind.SIGNAL:
             return self.signal
@@ -205,18 +213,28 @@ def _row_order(name: str) -> tuple[int, str]:
     return (fixed.index(name), "") if name in fixed else (len(fixed), name)
 
 
+#: An item's identity across scorings: (session id, ``session`` / ``signal:X`` / ``assertion:N``).
+ItemKey = tuple[str, str]
+#: The decided pairs of one scoring: item -> (label, verdict).
+Decided = dict[ItemKey, tuple[str, Judged]]
+
+
 def scoring_agreement(
     reader: RecordingReader, scoring: ScoringRecord, items: Sequence[LabelledItem]
-) -> dict[str, Any]:
-    """Agreement of one scoring with ``items``: its rows and its disagreements."""
+) -> tuple[dict[str, Any], Decided]:
+    """Agreement of one scoring with ``items`` (its rows and disagreements), and the
+    items both sides decided (to compare scorings on the same items)."""
     outcomes = {o.session_id: o for o in session_outcomes(reader, scoring)}
     tallies: dict[str, Tally] = {}
     disagreements = []
+    pairs: Decided = {}
     for item in items:
         verdict = judged(item, outcomes.get(item.session_id))
         decided = False
         for row in item.rows():  # the same pair counts in every row it belongs to
             decided = tallies.setdefault(row, Tally(row)).add(item.label, verdict)
+        if decided:
+            pairs[item.key] = (item.label, verdict)
         if decided and _AS_VERDICT[item.label] != verdict.verdict:
             disagreements.append(
                 {"session_id": item.session_id, "scenario": item.scenario_name,
@@ -236,6 +254,7 @@ def scoring_agreement(
         if scoring.judge_model and isinstance(judge, dict)
         else None,
         "subset": bool(isinstance(scope, dict) and scope.get("subset")),
+        "coverage": {"decided": len(pairs), "labelled": len(items)},
         "rows": [tallies[name].as_dict() for name in sorted(tallies, key=_row_order)],
         "disagreements": disagreements,
-    }
+    }, pairs

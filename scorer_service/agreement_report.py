@@ -4,10 +4,14 @@ how far the labellers agree with each other.
 Why apart from :mod:`scorer_service.agreement` (one scoring against labels):
 choosing a judge means comparing configurations, and labels are only as good
 as their labellers. This module resolves what the user named (a scoring, or a
-run meaning all its complete scorings), ranks the scorings by κ over all
-labelled items (undefined κ last, then percent agreement, then n), and, where
-two labellers labelled the same items, gives their Cohen's κ
-(inter-annotator agreement: the ceiling a judge can be expected to reach).
+run meaning all its complete scorings), ranks the scorings and, where two
+labellers labelled the same items, gives their Cohen's κ (inter-annotator
+agreement: about the ceiling a judge can be expected to reach).
+
+The ranking compares like with like: κ over the *common items* — those every
+listed scoring decided — so a scoring cannot rank higher by leaving the hard
+items unscored. Undefined κ ranks last; ties go to percent agreement on the
+common items, then to coverage (how many labelled items the scoring decided).
 """
 
 from __future__ import annotations
@@ -21,7 +25,13 @@ from recordings.labels import LabelRecord, LabelVerdict
 from recordings.models import ScoringRecord
 from recordings.reader import RecordingReader
 from recordings.selection import select_run
-from scorer_service.agreement import ALL, DECIDED_LABELS, labelled_items, scoring_agreement
+from scorer_service.agreement import (
+    DECIDED_LABELS,
+    Decided,
+    Tally,
+    labelled_items,
+    scoring_agreement,
+)
 from scorer_service.kappa import cohen_kappa
 from scorer_service.ledger import ScoringNotFoundError, current_scoring, resolve_scoring
 
@@ -55,16 +65,25 @@ def resolve_scorings(reader: RecordingReader, refs: list[str]) -> list[ScoringRe
 
 
 def _rank_key(entry: dict[str, Any]) -> tuple[int, float, float, int]:
-    row = next((r for r in entry["rows"] if r["row"] == ALL), None)
-    if row is None:
-        return (1, 0.0, 0.0, 0)
+    row = entry["common"]
     kappa, percent = row["kappa"], row["percent_agreement"]
     return (
         0 if kappa is not None else 1,
         -(kappa or 0.0),
         -(percent if percent is not None else -1.0),
-        -int(row["n"]),
+        -int(entry["coverage"]["decided"]),
     )
+
+
+def _common(entries: list[dict[str, Any]], decided: list[Decided]) -> int:
+    """Add each scoring's agreement on the items every scoring decided; their number."""
+    keys = set.intersection(*(set(d) for d in decided)) if decided else set()
+    for entry, pairs in zip(entries, decided, strict=True):
+        tally = Tally("common items")
+        for key in sorted(keys):
+            tally.add(*pairs[key])
+        entry["common"] = tally.as_dict()
+    return len(keys)
 
 
 def inter_annotator(labels: list[LabelRecord]) -> list[dict[str, Any]]:
@@ -86,7 +105,7 @@ def inter_annotator(labels: list[LabelRecord]) -> list[dict[str, Any]]:
             table[i][j] += 1
         (pp, pf), (fp, ff) = table
         out.append(
-            {"a": a, "b": b, **cohen_kappa(table).as_dict(),
+            {"a": a, "b": b, **cohen_kappa(table, (f"{a}'s labels", f"{b}'s labels")).as_dict(),
              "confusion": {"pass": {"pass": pp, "fail": pf}, "fail": {"pass": fp, "fail": ff}}}
         )  # fmt: skip
     return out
@@ -107,14 +126,16 @@ def agreement_report(
             f"run(s) {', '.join(per_run)} have no labels yet: label sessions with "
             "`vae review RUN` or `vae label`"
         )
-    entries = []
+    entries, decided = [], []
     for scoring in scorings:
         names = {s.session_id: s.scenario_name for s in reader.sessions(scoring.run_id)}
         items = labelled_items(per_run[scoring.run_id], names, by)
-        entry = scoring_agreement(reader, scoring, items)
+        entry, pairs = scoring_agreement(reader, scoring, items)
         current = current_scoring(reader, scoring.run_id)
         entry["current"] = current is not None and current.scoring_id == scoring.scoring_id
         entries.append(entry)
+        decided.append(pairs)
+    common = _common(entries, decided)
     ranked = sorted(entries, key=_rank_key)
     return {
         "runs": list(per_run),
@@ -122,6 +143,7 @@ def agreement_report(
         "labellers": sorted({x.labeller for x in labels}),
         "labels": len(labels),
         "scorings": entries,
+        "common_items": common,
         "ranking": [e["scoring_id"] for e in ranked],
         "inter_annotator": [
             {"run_id": run_id, **pair}

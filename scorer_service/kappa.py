@@ -58,7 +58,7 @@ class Kappa:
         }
 
 
-def _why_undefined(n: int, rows: list[int], cols: list[int]) -> str:
+def _why_undefined(n: int, rows: list[int], cols: list[int], names: tuple[str, str]) -> str:
     if n == 0:
         return "n = 0: nothing decided on both sides"
     one_row = sum(1 for r in rows if r) == 1
@@ -66,14 +66,19 @@ def _why_undefined(n: int, rows: list[int], cols: list[int]) -> str:
     if one_row and one_col:
         return "a single class on both sides"
     if one_row:
-        return "all labels are the same class"
+        return f"all {names[0]} are the same class"
     if one_col:
-        return "all verdicts are the same class"
+        return f"all {names[1]} are the same class"
     return ""
 
 
-def cohen_kappa(table: Sequence[Sequence[int]]) -> Kappa:
-    """κ, its standard error and 95 % interval for a square table of counts."""
+def cohen_kappa(
+    table: Sequence[Sequence[int]], names: tuple[str, str] = ("labels", "verdicts")
+) -> Kappa:
+    """κ, its standard error and 95 % interval for a square table of counts.
+
+    ``names`` say what the rows and the columns are, for the reason κ is undefined.
+    """
     k = len(table)
     if any(len(row) != k for row in table):
         raise ValueError("the confusion matrix must be square")
@@ -84,7 +89,7 @@ def cohen_kappa(table: Sequence[Sequence[int]]) -> Kappa:
     rows = [sum(table[i]) for i in range(k)]
     cols = [sum(table[i][j] for i in range(k)) for j in range(k)]
     percent = agreed / n if n else None
-    why = _why_undefined(n, rows, cols)
+    why = _why_undefined(n, rows, cols, names)
     if why:
         return Kappa(n, agreed, percent, None, None, None, why)
     p = [[c / n for c in row] for row in table]

@@ -20,7 +20,7 @@ from cli.main import COMMANDS, vae
 HEAVY = ("grpc", "openai", "numpy", "httpx", "aiosqlite", "soundfile", "google.protobuf", "tqdm")
 LOGGING_COMMANDS = [
     ["run"], ["rescore"], ["bot"], ["bridge", "serve"], ["scorer", "serve"], ["demo"],
-    ["import", "nemo"], ["judge", "serve"],
+    ["import", "nemo"], ["judge", "serve"], ["review"],
 ]  # fmt: skip
 
 PROBE = """

@@ -48,8 +48,9 @@ def serving(db: Path, run: str, *args: str) -> Iterator[dict[str, Any]]:
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=20)
+        out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err[-2000:]
+    assert out == "", "--json prints one document and nothing after it"
     assert "review page stopped" in err
 
 
