@@ -63,11 +63,16 @@ def _items(reader: RecordingReader, s: dict[str, Any], scoring: Any) -> list[dic
     return items
 
 
+def base_data(reader: RecordingReader, run_id: str, scoring_id: str | None) -> dict[str, Any]:
+    """The report's data for the page, without audio (served apart). The recordings and the
+    scoring never change, so a server computes this once; only the labels are read anew."""
+    return report_data(reader, run_id, scoring_id, include_audio=False)
+
+
 def review_data(
-    reader: RecordingReader, run_id: str, scoring_id: str | None, labeller: str, token: str
+    reader: RecordingReader, data: dict[str, Any], labeller: str, token: str
 ) -> dict[str, Any]:
-    """The report's data with, per session, its labelling items and the labels on them."""
-    data = report_data(reader, run_id, scoring_id, include_audio=False)
+    """``data`` (:func:`base_data`) with, per session, what can be labelled and the labels on it."""
     scoring = reader.scoring(data["scoring"]["scoring_id"]) if data["scoring"] else None
     labels = reader.labels(data["run"]["run_id"])
     latest = latest_per_labeller(labels)

@@ -52,12 +52,12 @@ REVIEW_SCRIPT = r"""
     return Array.prototype.slice.call(list.querySelectorAll("details.session"))
       .filter(function (el) { return !el.classList.contains("hidden"); });
   }
-  function setCurrent(el, scroll) {
+  function setCurrent(el, scroll, leaveOpenState) {
     if (current && current !== el) current.classList.remove("current");
     current = el;
     if (!el) return;
     el.classList.add("current");
-    el.open = true;
+    if (!leaveOpenState) el.open = true;
     if (scroll) el.scrollIntoView({block: "start"});
   }
   function step(dir, unlabelledOnly) {
@@ -125,7 +125,8 @@ REVIEW_SCRIPT = r"""
     var button = ev.target.closest("button.lb");
     var session = ev.target.closest("details.session");
     if (session && session !== current && ev.target.closest("summary, .lpanel")) {
-      setCurrent(session, false);
+      // A click on the summary opens or closes it natively: leave that to the browser.
+      setCurrent(session, false, !!ev.target.closest("summary"));
     }
     if (!button) return;
     ev.preventDefault();

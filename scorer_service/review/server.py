@@ -11,6 +11,9 @@ missing token is 403 and writes nothing. A label is committed to the store
 the page says was saved is on disk.
 
 Store reads run in a worker thread, one at a time (one reader connection).
+The page's recordings and verdicts are read once, before the URL is printed
+(about a second per ten sessions on a small machine); each load of the page
+reads the labels anew.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from scorer_service.review.http import (
     read_request,
     write_response,
 )
-from scorer_service.review.page import render_review, review_data
+from scorer_service.review.page import base_data, render_review, review_data
 
 log = logging.getLogger("vae.scorer.review")
 
@@ -71,6 +74,7 @@ class ReviewServer:
     def __post_init__(self) -> None:
         self._lock = asyncio.Lock()
         self._audio: dict[str, tuple[bytes, str] | None] = {}
+        self._base: dict[str, Any] | None = None
         self._reader: RecordingReader | None = None
         self._writer: RecordingWriter | None = None
         self._server: asyncio.Server | None = None
@@ -96,6 +100,8 @@ class ReviewServer:
         try:
             self.run_id = await self._read(lambda r: select_run(r, self.run_ref))
             self.scoring_id = await self._read(self._scoring)
+            log.info("reading run %s for the page (once)", self.run_id)
+            self._base = await self._read(lambda r: base_data(r, self.run_id, self.scoring_id))
             async with open_writer(self.db_path) as writer:
                 self._writer = writer
                 self._server = await asyncio.start_server(
@@ -152,11 +158,7 @@ class ReviewServer:
             return json_response(403, {"error": "wrong or missing token (use the URL vae "
                                                 "review printed)"})  # fmt: skip
         if request.path == "/" and request.method in ("GET", "HEAD"):
-            html = await self._read(
-                lambda r: render_review(
-                    review_data(r, self.run_id, self.scoring_id, self.labeller, self.token)
-                )
-            )
+            html = await self._read(self._page)
             return Response(200, html.encode(), "text/html; charset=utf-8")
         if request.path.startswith("/audio/") and request.method in ("GET", "HEAD"):
             return await self._audio_file(request)
@@ -168,6 +170,12 @@ class ReviewServer:
                 return json_response(200, [_label_json(x) for x in labels])
             return json_response(405, {"error": "GET or POST"})
         return json_response(404, {"error": f"no page {request.path}"})
+
+    def _page(self, reader: RecordingReader) -> str:
+        """The page with the labels as they are now (the rest is computed once)."""
+        if self._base is None:
+            self._base = base_data(reader, self.run_id, self.scoring_id)
+        return render_review(review_data(reader, self._base, self.labeller, self.token))
 
     async def _audio_file(self, request: Request) -> Response:
         sid = unquote(request.path.removeprefix("/audio/"))

@@ -151,6 +151,14 @@ def test_a_click_and_a_key_press_label_at_once_and_a_reload_shows_them(tmp_path:
         assert page.locator("details.session.current summary b").inner_text() == second
         page.keyboard.press("n")  # the next unlabelled is the third
         assert page.locator("details.session.current summary b").inner_text() == third
+        # A click on a closed session's summary opens it and makes it the current one.
+        idx = page.locator("details.session:not([open])").first.get_attribute("data-idx")
+        closed = page.locator(f'details.session[data-idx="{idx}"]')
+        name = closed.locator(":scope > summary b").inner_text()
+        closed.locator(":scope > summary").click()
+        assert closed.get_attribute("open") is not None
+        assert page.locator("details.session.current summary b").inner_text() == name
+        assert closed.locator(".lrow input.lnote").first.is_visible()
         got = labels(db)
         assert ("change_flight", "session", "fail", "", "ann") in got
         assert (second, "session", "pass", "", "ann") in got
