@@ -37,6 +37,9 @@ COMMANDS: dict[str, str] = {
     "judge": "cli.judge_cmd:judge_group",
     "demo": "cli.demo_cmd:demo_command",
     "import": "cli.import_cmd:import_group",
+    "label": "cli.label_cmd:label_command",
+    "labels": "cli.label_cmd:labels_group",
+    "review": "cli.review_cmd:review_command",
 }
 
 

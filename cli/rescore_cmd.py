@@ -101,6 +101,12 @@ def _progress(disable: bool | None) -> tuple[Any, Any]:
 @click.option("--label", default="", help="A label stored with the scoring.")
 @click.option("--session", "session_ids", multiple=True, help="Only this session (repeatable).")
 @click.option(
+    "--make-current",
+    is_flag=True,
+    help="Make a subset rescore (--session, or --only leaving a scorer out) the run's current "
+    "scoring (what vae report shows); without it the run keeps its complete scoring.",
+)
+@click.option(
     "--fail-under",
     type=click.FloatRange(0, 1),
     default=None,
@@ -176,6 +182,7 @@ def rescore_command(**kw: Any) -> None:
                     token=kw["token"],
                     tls_ca=kw["tls_ca"],
                     on_progress=update,
+                    make_current=kw["make_current"],
                 )
             )
         else:
@@ -187,6 +194,7 @@ def rescore_command(**kw: Any) -> None:
                     mode=mode,
                     session_ids=kw["session_ids"],
                     on_progress=update,
+                    make_current=kw["make_current"],
                 )
             )
             scoring, outcomes = result.scoring, result.sessions
@@ -208,6 +216,10 @@ def rescore_command(**kw: Any) -> None:
         bar.close()
     emit_scoring(scoring, outcomes, kw["as_json"])
     from cli import rescore_verdict
+
+    subset = rescore_verdict.subset_line(scoring)
+    if subset:
+        click.echo(subset, err=True)
 
     code, line = rescore_verdict.unscored_exit(scoring.summary, kw["allow_unscored"])
     if line:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cli.agree_cmd import agree_command
 from cli.common import db_option, json_option, print_json, store_errors
 
 if TYPE_CHECKING:
@@ -34,7 +35,10 @@ def emit_scoring(scoring: Any, outcomes: list[SessionOutcome], as_json: bool) ->
 
 @click.group("scores")
 def scores_group() -> None:
-    """The score ledger: list a run's scorings, show one, diff two."""
+    """The score ledger: list a run's scorings, show one, diff two, agree with labels."""
+
+
+scores_group.add_command(agree_command)
 
 
 def _scoring(reader: RecordingReader, ref: str) -> Any:

@@ -180,6 +180,30 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE sessions ADD COLUMN replayed_from TEXT;
         """,
     ),
+    Migration(
+        "0010_labels",
+        # Human labels (recordings.labels): a person's verdict on a session, a signal
+        # (`signal`) or an NL assertion (`assertion`, its index; -1 otherwise). Only
+        # ever added; labels_once makes importing the same label twice a no-op.
+        """
+        CREATE TABLE labels (
+          id INTEGER PRIMARY KEY,
+          run_id TEXT NOT NULL REFERENCES runs(run_id),
+          session_id TEXT NOT NULL REFERENCES sessions(session_id),
+          kind TEXT NOT NULL,
+          signal TEXT NOT NULL DEFAULT '',
+          assertion INTEGER NOT NULL DEFAULT -1,
+          assertion_text TEXT NOT NULL DEFAULT '',
+          verdict TEXT NOT NULL,
+          note TEXT NOT NULL DEFAULT '',
+          labeller TEXT NOT NULL,
+          created_ns INTEGER NOT NULL
+        );
+        CREATE INDEX labels_by_run ON labels(run_id, session_id);
+        CREATE UNIQUE INDEX labels_once ON labels(session_id, kind, signal, assertion, labeller,
+          created_ns)
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

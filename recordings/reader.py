@@ -23,6 +23,7 @@ import numpy as np
 from recordings.audio import place_segments, unpack_frames
 from recordings.connection import open_store_readonly
 from recordings.dialect import StoreConnection
+from recordings.label_rows import LabelReader
 from recordings.locator import StoreRef, locate
 from recordings.models import (
     ArtifactRecord,
@@ -58,8 +59,9 @@ def _loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
-class RecordingReader(ScoringReader):
-    """Typed queries over one store (its scorings: :class:`ScoringReader`)."""
+class RecordingReader(ScoringReader, LabelReader):
+    """Typed queries over one store (its scorings: :class:`ScoringReader`; its
+    labels: :class:`~recordings.label_rows.LabelReader`)."""
 
     def __init__(self, path: StoreRef) -> None:
         #: Where the store is (``path`` is the same object, kept for older callers).

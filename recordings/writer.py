@@ -23,6 +23,7 @@ from typing import Any
 
 from recordings.batch_commit import Row
 from recordings.batch_writer import dumps
+from recordings.label_rows import LabelWriter
 from recordings.locator import StoreRef, locate
 from recordings.models import (
     ArtifactRecord,
@@ -38,7 +39,7 @@ from recordings.scoring_writes import ScoringWriter
 __all__ = ["FINAL_STATE_SQL", "RecordingWriter", "dumps", "open_writer"]
 
 
-class RecordingWriter(ScoringWriter):
+class RecordingWriter(ScoringWriter, LabelWriter):
     """The single writer of one store file, with typed writes of every record."""
 
     async def create_run(self, run: RunRecord) -> None:

@@ -33,14 +33,6 @@ def needs_judge(scenario: Scenario) -> bool:
     return bool(scenario.nl_assertions) or any(s in gating for s in _JUDGE_SIGNALS)
 
 
-def judge_signal_needed(scenario: Scenario, signal: str) -> bool:
-    """True when ``signal`` (NL_ASSERTION or JUDGE_PASSED) must be decided for ``scenario``."""
-    gating = {str(s) for s in scenario.success_signals}
-    if signal == signals.NL_ASSERTION and scenario.nl_assertions:
-        return True
-    return signal in gating
-
-
 def require_judge(config: ScoringConfig, scenarios: Iterable[Scenario]) -> None:
     """Raise :class:`JudgeRequiredError` when a judge is needed, absent and not opted out of."""
     if config.judge.enabled or config.no_judge:

@@ -50,10 +50,19 @@ def list_scorings(reader: RecordingReader, run_ref: str = "") -> list[ScoringRec
     return reader.scorings(run_id)
 
 
+def may_be_current(scoring: ScoringRecord) -> bool:
+    """False for a subset rescore (``--session``/``--only``) made without ``--make-current``."""
+    scope = scoring.summary.get("scope")
+    return not (isinstance(scope, dict) and scope.get("current") is False)
+
+
 def current_scoring(reader: RecordingReader, run_id: str) -> ScoringRecord | None:
-    """The run's newest complete scoring that nothing superseded."""
+    """The run's newest complete scoring that nothing superseded and that may be current
+    (a subset rescore is not, unless it was made with ``make_current``)."""
     live = [
-        s for s in reader.scorings(run_id) if s.status == "complete" and s.superseded_by is None
+        s
+        for s in reader.scorings(run_id)
+        if s.status == "complete" and s.superseded_by is None and may_be_current(s)
     ]
     return live[-1] if live else None
 

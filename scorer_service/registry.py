@@ -37,7 +37,7 @@ def build_scorers(config: ScoringConfig, judge: JudgeClient | None) -> list[Scor
         "action_match": ActionMatchScorer(),
         "db_state_match": DbStateMatchScorer(),
         "db_state_assertion": DbStateAssertionScorer(),
-        "judge": JudgeScorer(config.judge, judge),
+        "judge": JudgeScorer(config.judge, judge, no_judge=config.no_judge),
         "clean_exit": CleanExitScorer(),
         "tokens": TokenUsageScorer(),
     }

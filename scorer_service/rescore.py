@@ -6,7 +6,8 @@ need the run are in ``scorer_service.rescore_plan``) so bad input fails
 before anything is written; then it creates a new scoring (status
 ``running``, with its whole config, scorer versions, judge model and prompt
 hash), scores the sessions with bounded concurrency, appends the scores as
-each session finishes, and closes the scoring with its summary (``complete``),
+each session finishes, and closes the scoring with its summary (``complete``, with its ``scope``:
+a subset never becomes the run's current scoring unless ``make_current``),
 or ``failed`` with the error if it is interrupted or its scores cannot all be
 stored (``complete`` is written only once every score is committed) — also
 when the judge cannot be used at all (:class:`JudgeUnusableError`): a failed scoring is never
@@ -44,7 +45,7 @@ from scorer_service.judge.client import JudgeClient, JudgeStats, JudgeUnusableEr
 from scorer_service.judge.prompt import PROMPT_VERSION, prompt_hash
 from scorer_service.lacking import declared_lacks, mark_lacking
 from scorer_service.registry import build_scorers
-from scorer_service.rescore_plan import RescoreError, RescorePlan, plan_rescore
+from scorer_service.rescore_plan import RescoreError, RescorePlan, plan_rescore, rescore_scope
 from scorer_service.scorers.base import Scorer, SignalScore
 from scorer_service.timing.metrics import METRIC_VERSION
 from scorer_service.unscored import bot_errors_block, unscored_block
@@ -128,11 +129,17 @@ async def rescore(
     session_ids: Sequence[str] = (),
     on_progress: ProgressCallback | None = None,
     concurrency: int | None = None,
+    make_current: bool = False,
 ) -> RescoreResult:
-    """Score ``run_ref`` (exact id or unique prefix) into a new scoring and return it."""
+    """Score ``run_ref`` (exact id or unique prefix) into a new scoring and return it.
+
+    A subset (``session_ids``, or ``config.scorers`` leaving a scorer out) becomes
+    the run's current scoring only with ``make_current``.
+    """
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {', '.join(MODES)}")
     config.validate()
+    scope = rescore_scope(config, session_ids, make_current=make_current, mode=mode)
     path = locate(db_path)
     workers = concurrency or max(2, config.judge.concurrency if config.judge.enabled else 2)
     async with _readers(path, workers + 1) as pool:
@@ -156,7 +163,9 @@ async def rescore(
             )
             try:
                 scorers = build_scorers(config, judge)
-                return await _run(writer, pool, plan, config, mode, scorers, judge, on_progress)
+                return await _run(
+                    writer, pool, plan, config, mode, scope, scorers, judge, on_progress
+                )
             finally:
                 if judge is not None:
                     await judge.close()
@@ -168,6 +177,7 @@ async def _run(
     plan: RescorePlan,
     config: ScoringConfig,
     mode: str,
+    scope: dict[str, Any],
     scorers: list[Scorer],
     judge: JudgeClient | None,
     on_progress: ProgressCallback | None,
@@ -242,6 +252,7 @@ async def _run(
         summary["unscored"] = unscored_block(outcomes, never_ended=plan.skipped)
         summary["bot_errors"] = bot_errors_block(outcomes)
         summary["skipped_unfinished"] = plan.skipped
+        summary["scope"] = scope
         stats = judge.stats if judge is not None else JudgeStats()
         summary["judge"] = {
             "requests": stats.requests,

@@ -9,6 +9,12 @@ run's frozen scenario with the config's overrides), overrides that name no
 scenario of the run, and scenarios that need a judge when none is configured
 (``scorer_service.judge_need``). It changes when the rules for what a rescore
 may score change, not when the scoring does.
+
+A rescore of a subset — chosen sessions (``--session``) or some of the
+scorers (``--only``) — never becomes the run's current scoring unless asked
+(``make_current``): the run keeps its complete scoring as the one reports
+show. :func:`rescore_scope` says which, and is stored in the summary
+(``scope``) where :func:`scorer_service.ledger.current_scoring` reads it.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from recordings.selection import select_run
 from scorer_service.config import ConfigError, ScoringConfig
 from scorer_service.context import effective_scenario
 from scorer_service.judge_need import require_judge
+from scorer_service.registry import SCORER_NAMES
 
 
 class RescoreError(StoreError):
@@ -74,3 +81,27 @@ def plan_rescore(
         raise ConfigError(f"overrides name scenarios not in run {run_id}: {sorted(missing)}")
     require_judge(config, [scenario for _, scenario in planned])
     return RescorePlan(run_id, options, planned, skipped)
+
+
+def rescore_scope(
+    config: ScoringConfig, session_ids: Sequence[str], *, make_current: bool, mode: str
+) -> dict[str, Any]:
+    """The summary's ``scope``: ``subset``, what it was limited to, ``current``.
+
+    Raises :class:`ConfigError` for ``overwrite`` on a subset without
+    ``make_current``: overwrite supersedes the run's other scorings, which
+    would leave a partial scoring as the only one shown.
+    """
+    left_out = sorted(set(SCORER_NAMES) - set(config.scorers)) if config.scorers else []
+    subset = bool(session_ids) or bool(left_out)
+    if subset and mode == "overwrite" and not make_current:
+        raise ConfigError(
+            "--overwrite with --session/--only would make a partial scoring the run's only "
+            "current one; add --make-current (RPC: make_current) if that is what you mean"
+        )
+    return {
+        "subset": subset,
+        "sessions": list(session_ids),
+        "scorers_left_out": left_out,
+        "current": not subset or make_current,
+    }

@@ -108,6 +108,7 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
                 mode=mode,
                 session_ids=list(request.session_ids),
                 on_progress=progress,
+                make_current=request.make_current,
             )
         )
         task.add_done_callback(lambda _t: queue.put_nowait(None))

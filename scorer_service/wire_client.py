@@ -28,6 +28,7 @@ async def remote_rescore(
     token: str | None = None,
     tls_ca: Path | None = None,
     on_progress: Callable[[int, int, SessionOutcome], None] | None = None,
+    make_current: bool = False,
 ) -> tuple[ScoringRecord, list[SessionOutcome]]:
     """Rescore on the service at ``address``; raises ``grpc.aio.AioRpcError`` on failure."""
     pb_config = convert.config_to_proto(config.to_dict())
@@ -39,6 +40,7 @@ async def remote_rescore(
         if mode == "overwrite"
         else scorer_pb2.WRITE_MODE_APPEND,
         session_ids=list(session_ids),
+        make_current=make_current,
     )
     outcomes: list[SessionOutcome] = []
     scoring: ScoringRecord | None = None

@@ -33,6 +33,7 @@ from scorer_service.compare_config import bots
 from scorer_service.ledger import compare, current_scoring, resolve_scoring, session_outcomes
 from scorer_service.report import session_data
 from scorer_service.report.audio import session_audio_uri, write_session_audio
+from scorer_service.report.labels_html import labels_block
 from scorer_service.report.reasons import reasons
 from vae import __version__
 
@@ -289,4 +290,5 @@ def report_data(
         "latencies": [x for s in sessions for x in s["latencies"]],
         "compare": comparison,
         "baseline": baseline,
+        "labels": labels_block(reader, scoring),
     }

@@ -16,6 +16,7 @@ from html import escape
 from typing import Any
 
 from scorer_service.report.compare_html import baseline_section, diff_section
+from scorer_service.report.labels_html import labels_section
 from scorer_service.report.scorecard import failing_list, scorecard, trials_table
 from scorer_service.report.script import SCRIPT, script_json
 from scorer_service.report.session_html import session_block
@@ -138,6 +139,8 @@ def render(data: dict[str, Any]) -> str:
             "<h2>Agent response latency</h2>"
             + histogram(data["latencies"], title="end of user speech → first agent audio")
         )
+    if data.get("labels"):
+        parts.append(labels_section(data["labels"]))
     parts.append(f"<h2>Sessions <span class=small>({len(sessions)})</span></h2>")
     parts.append(_controls(sessions))
     parts.append('<div id="sessions">')

@@ -5,9 +5,11 @@ the overall score. Unlike it, a judge that fails (after retries, or with a
 reply that is not the JSON asked for) gives ``unscored`` with the error for
 both signals — ``judge_error`` never becomes an agent failure — and an
 assertion the judge left without a verdict is unscored, not failed. Scored
-with no judge (``--no-judge``), a signal the scenario needs is ``unscored``
-with the cause ``no_judge``; a judge that cannot be used at all stops the
-rescore (``JudgeUnusableError``, raised by the client).
+with no judge (``--no-judge``), a judge signal is ``unscored`` with the
+cause ``no_judge`` whether it gates or not (``not_applicable`` only for
+NL_ASSERTION of a scenario without NL assertions: nothing to check); a
+judge that cannot be used at all stops the rescore (``JudgeUnusableError``,
+raised by the client).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from scorer_service.config import JudgeSettings
 from scorer_service.context import ScoringContext
 from scorer_service.judge.client import JudgeClient
 from scorer_service.judge.prompt import PROMPT_VERSION, build_messages, prompt_hash
-from scorer_service.judge_need import NO_JUDGE, judge_signal_needed
+from scorer_service.judge_need import NO_JUDGE
 from scorer_service.scorers.base import SignalScore, passed_or_failed
 
 JUDGE_ERROR = "judge_error"
@@ -32,9 +34,13 @@ class JudgeScorer:
     version = PROMPT_VERSION
     needs_audio = False
 
-    def __init__(self, settings: JudgeSettings, client: JudgeClient | None) -> None:
+    def __init__(
+        self, settings: JudgeSettings, client: JudgeClient | None, *, no_judge: bool = False
+    ) -> None:
         self.settings = settings
         self.client = client
+        #: Scored without a judge on purpose (``--no-judge``), not merely without one.
+        self.no_judge = no_judge
 
     async def score(self, ctx: ScoringContext) -> list[SignalScore]:
         assertions = ctx.scenario.nl_assertions
@@ -69,13 +75,19 @@ class JudgeScorer:
         return out
 
     def _without_judge(self, ctx: ScoringContext, name: str) -> SignalScore:
-        """Scored with no judge (``--no-judge``): unscored where the scenario needs it."""
-        if judge_signal_needed(ctx.scenario, name):
-            detail: dict[str, Any] = {"reason": "scored without a judge (--no-judge)"}
-            error = f"{NO_JUDGE}: no judge was configured for this scoring"
-            return SignalScore(name, Verdict.UNSCORED, None, detail, error)
-        na: dict[str, Any] = {"reason": "no judge configured; the scenario does not need one"}
-        return SignalScore(name, Verdict.NOT_APPLICABLE, None, na)
+        """Scored with no judge (``--no-judge``): unscored, gating or not, unless there is
+        nothing to check (NL_ASSERTION of a scenario with no NL assertions).
+
+        ``not_applicable`` means "nothing to check" (docs/scoring.md), never "not
+        checked": JUDGE_PASSED always has something a judge could decide.
+        """
+        if name == signals.NL_ASSERTION and not ctx.scenario.nl_assertions:
+            na: dict[str, Any] = {"reason": "no NL assertions"}
+            return SignalScore(name, Verdict.NOT_APPLICABLE, None, na)
+        why = "scored without a judge (--no-judge)" if self.no_judge else "no judge configured"
+        detail: dict[str, Any] = {"reason": why}
+        error = f"{NO_JUDGE}: no judge was configured for this scoring"
+        return SignalScore(name, Verdict.UNSCORED, None, detail, error)
 
     def _assertions(
         self, assertions: list[str], verdicts: list[Any], base: dict[str, Any]

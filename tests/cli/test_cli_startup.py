@@ -23,7 +23,7 @@ HEAVY = (
 )  # fmt: skip
 LOGGING_COMMANDS = [
     ["run"], ["rescore"], ["bot"], ["bridge", "serve"], ["scorer", "serve"], ["demo"],
-    ["import", "nemo"], ["judge", "serve"],
+    ["import", "nemo"], ["judge", "serve"], ["review"],
 ]  # fmt: skip
 
 PROBE = """

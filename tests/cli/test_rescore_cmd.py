@@ -116,6 +116,7 @@ def test_overrides_overwrite_list_show_diff(db: Path, tmp_path: Path) -> None:
         "--overrides",
         str(overrides),
         "--overwrite",
+        "--make-current",  # a subset (--only) replaces the run's current scoring only so
         "--label",
         "fixed ref",
     )

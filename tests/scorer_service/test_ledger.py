@@ -83,7 +83,9 @@ async def test_append_then_overwrite_supersedes_without_deleting(
     b = await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO), mode="append")
     with RecordingReader(db_path) as reader:
         assert [s.superseded_by for s in reader.scorings(recorded_run.run_id)] == [None, None]
-    c = await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO), mode="overwrite")
+    c = await rescore(
+        db_path, "2024", ScoringConfig(scorers=NO_AUDIO), mode="overwrite", make_current=True
+    )
     with RecordingReader(db_path) as reader:
         rows = {s.scoring_id: s for s in reader.scorings(recorded_run.run_id)}
         assert rows[a.scoring.scoring_id].superseded_by == c.scoring.scoring_id

@@ -91,6 +91,13 @@ async def test_overwrite_mode_over_grpc(
         config=scorer_pb2.ScoringConfig(scorers=NO_AUDIO),
         mode=scorer_pb2.WRITE_MODE_OVERWRITE,
     )
+    # A subset (some scorers only) would supersede the complete scoring: refused...
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        _ = [m async for m in stub.Rescore(request)]
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "make_current" in (refused.value.details() or "")
+    # ... unless the request says so.
+    request.make_current = True
     second = [m async for m in stub.Rescore(request)][-1].scoring.scoring_id
     got = await stub.GetScoring(scorer_pb2.GetScoringRequest(scoring_id=first))
     assert got.scoring.superseded_by == second

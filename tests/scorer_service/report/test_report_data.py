@@ -42,10 +42,13 @@ def test_sessions_carry_verdicts_and_the_reasons_of_failing_signals(
     assert data["scoring"]["scoring_id"] == scoring_id
     sessions = {s["scenario_name"]: s for s in data["sessions"]}
     assert sessions["book_table"]["verdict"] == "passed"
-    assert sessions["book_table"]["failing"] == []
+    # Scored with no judge: JUDGE_PASSED is not gating here, and unscored (not checked).
+    (judge,) = sessions["book_table"]["failing"]
+    assert judge["signal"] == "JUDGE_PASSED" and judge["verdict"] == "unscored"
+    assert not judge["gating"] and "no_judge" in judge["reasons"][0]
     bad = sessions["change_flight"]
     assert bad["verdict"] == "failed"
-    failing = {f["signal"]: f["reasons"] for f in bad["failing"]}
+    failing = {f["signal"]: f["reasons"] for f in bad["failing"] if f["gating"]}
     assert set(failing) == {"ACTION_MATCH", "DB_STATE_MATCH", "CLEAN_EXIT"}
     assert any("friday" in r for r in failing["ACTION_MATCH"])
     assert any("bookings.B1.date" in r and "saturday" in r for r in failing["DB_STATE_MATCH"])

@@ -24,19 +24,19 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1avae/scorer/v1/scorer.proto\x12\rvae.scorer.v1\"\xb4\x03\n\x0bJudgeConfig\x12\x10\n\x08\x62\x61se_url\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x0f\n\x07\x61pi_key\x18\x03 \x01(\t\x12\x18\n\x0btemperature\x18\x04 \x01(\x01H\x00\x88\x01\x01\x12\x11\n\x04seed\x18\x05 \x01(\x03H\x01\x88\x01\x01\x12\x17\n\nmax_tokens\x18\x06 \x01(\rH\x02\x88\x01\x01\x12\x12\n\x05top_p\x18\x07 \x01(\x01H\x03\x88\x01\x01\x12\x17\n\x0fprompt_template\x18\x08 \x01(\t\x12\x16\n\ttimeout_s\x18\t \x01(\x01H\x04\x88\x01\x01\x12\x18\n\x0bmax_retries\x18\n \x01(\rH\x05\x88\x01\x01\x12\x18\n\x0b\x63oncurrency\x18\x0b \x01(\rH\x06\x88\x01\x01\x12\x1c\n\x14include_conversation\x18\x0c \x01(\x08\x12\x16\n\tthreshold\x18\r \x01(\x01H\x07\x88\x01\x01\x12\x10\n\x08no_cache\x18\x64 \x01(\x08\x42\x0e\n\x0c_temperatureB\x07\n\x05_seedB\r\n\x0b_max_tokensB\x08\n\x06_top_pB\x0c\n\n_timeout_sB\x0e\n\x0c_max_retriesB\x0e\n\x0c_concurrencyB\x0c\n\n_threshold\"\xd9\x01\n\x0cTimingConfig\x12\x10\n\x08\x64\x65tector\x18\x01 \x01(\t\x12\x1d\n\x15\x64\x65tector_options_json\x18\x02 \x01(\t\x12\x1d\n\x10merge_gap_user_s\x18\x03 \x01(\x01H\x00\x88\x01\x01\x12\x1e\n\x11merge_gap_agent_s\x18\x04 \x01(\x01H\x01\x88\x01\x01\x12\x1b\n\x0eyield_window_s\x18\x05 \x01(\x01H\x02\x88\x01\x01\x42\x13\n\x11_merge_gap_user_sB\x14\n\x12_merge_gap_agent_sB\x11\n\x0f_yield_window_s\"\x8d\x02\n\rScoringConfig\x12\x0f\n\x07scorers\x18\x01 \x03(\t\x12)\n\x05judge\x18\x02 \x01(\x0b\x32\x1a.vae.scorer.v1.JudgeConfig\x12+\n\x06timing\x18\x03 \x01(\x0b\x32\x1b.vae.scorer.v1.TimingConfig\x12\x16\n\x0eoverrides_json\x18\x04 \x01(\t\x12\x14\n\x0cstrict_match\x18\x05 \x01(\x08\x12\x1c\n\x0fmin_agent_turns\x18\x06 \x01(\rH\x00\x88\x01\x01\x12\x12\n\nend_policy\x18\x07 \x01(\t\x12\r\n\x05label\x18\x08 \x01(\t\x12\x10\n\x08no_judge\x18\x64 \x01(\x08\x42\x12\n\x10_min_agent_turns\"\x88\x01\n\x0eRescoreRequest\x12\x0b\n\x03run\x18\x01 \x01(\t\x12,\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x1c.vae.scorer.v1.ScoringConfig\x12&\n\x04mode\x18\x03 \x01(\x0e\x32\x18.vae.scorer.v1.WriteMode\x12\x13\n\x0bsession_ids\x18\x04 \x03(\t\"\x82\x01\n\x05Score\x12\x0e\n\x06signal\x18\x01 \x01(\t\x12\'\n\x07verdict\x18\x02 \x01(\x0e\x32\x16.vae.scorer.v1.Verdict\x12\x12\n\x05value\x18\x03 \x01(\x01H\x00\x88\x01\x01\x12\x13\n\x0b\x64\x65tail_json\x18\x04 \x01(\t\x12\r\n\x05\x65rror\x18\x05 \x01(\tB\x08\n\x06_value\"\xd3\x01\n\rSessionScores\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x15\n\rscenario_name\x18\x02 \x01(\t\x12\x0e\n\x06\x64omain\x18\x03 \x01(\t\x12-\n\ris_successful\x18\x04 \x01(\x0e\x32\x16.vae.scorer.v1.Verdict\x12\x32\n\x12is_task_successful\x18\x05 \x01(\x0e\x32\x16.vae.scorer.v1.Verdict\x12$\n\x06scores\x18\x06 \x03(\x0b\x32\x14.vae.scorer.v1.Score\"\xf5\x01\n\x07Scoring\x12\x12\n\nscoring_id\x18\x01 \x01(\t\x12\x0e\n\x06run_id\x18\x02 \x01(\t\x12\x1a\n\x12\x63reated_unix_nanos\x18\x03 \x01(\x03\x12\x0e\n\x06status\x18\x04 \x01(\t\x12\x15\n\rsuperseded_by\x18\x05 \x01(\t\x12,\n\x06\x63onfig\x18\x06 \x01(\x0b\x32\x1c.vae.scorer.v1.ScoringConfig\x12\x13\n\x0bjudge_model\x18\x07 \x01(\t\x12\x13\n\x0bprompt_hash\x18\x08 \x01(\t\x12\x15\n\rversions_json\x18\t \x01(\t\x12\x14\n\x0csummary_json\x18\n \x01(\t\"\xa8\x01\n\x0fRescoreResponse\x12\x15\n\rsessions_done\x18\x01 \x01(\r\x12\x16\n\x0esessions_total\x18\x02 \x01(\r\x12/\n\x07session\x18\x03 \x01(\x0b\x32\x1c.vae.scorer.v1.SessionScoresH\x00\x12)\n\x07scoring\x18\x04 \x01(\x0b\x32\x16.vae.scorer.v1.ScoringH\x00\x42\n\n\x08progress\"\'\n\x11GetScoringRequest\x12\x12\n\nscoring_id\x18\x01 \x01(\t\"m\n\x12GetScoringResponse\x12\'\n\x07scoring\x18\x01 \x01(\x0b\x32\x16.vae.scorer.v1.Scoring\x12.\n\x08sessions\x18\x02 \x03(\x0b\x32\x1c.vae.scorer.v1.SessionScores\"\"\n\x13ListScoringsRequest\x12\x0b\n\x03run\x18\x01 \x01(\t\"@\n\x14ListScoringsResponse\x12(\n\x08scorings\x18\x01 \x03(\x0b\x32\x16.vae.scorer.v1.Scoring\">\n\x16\x43ompareScoringsRequest\x12\x11\n\tscoring_a\x18\x01 \x01(\t\x12\x11\n\tscoring_b\x18\x02 \x01(\t\"\xe0\x01\n\tScoreFlip\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x15\n\rscenario_name\x18\x02 \x01(\t\x12\x0e\n\x06signal\x18\x03 \x01(\t\x12)\n\tverdict_a\x18\x04 \x01(\x0e\x32\x16.vae.scorer.v1.Verdict\x12)\n\tverdict_b\x18\x05 \x01(\x0e\x32\x16.vae.scorer.v1.Verdict\x12\x14\n\x07value_a\x18\x06 \x01(\x01H\x00\x88\x01\x01\x12\x14\n\x07value_b\x18\x07 \x01(\x01H\x01\x88\x01\x01\x42\n\n\x08_value_aB\n\n\x08_value_b\"X\n\x17\x43ompareScoringsResponse\x12\'\n\x05\x66lips\x18\x01 \x03(\x0b\x32\x18.vae.scorer.v1.ScoreFlip\x12\x14\n\x0csummary_json\x18\x02 \x01(\t\"|\n\x10GetReportRequest\x12\x0b\n\x03run\x18\x01 \x01(\t\x12\x12\n\nscoring_id\x18\x02 \x01(\t\x12\x1a\n\x12\x63ompare_scoring_id\x18\x03 \x01(\t\x12+\n\x06\x66ormat\x18\x04 \x01(\x0e\x32\x1b.vae.scorer.v1.ReportFormat\":\n\x11GetReportResponse\x12\x14\n\x0c\x63ontent_type\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\x0c*X\n\tWriteMode\x12\x1a\n\x16WRITE_MODE_UNSPECIFIED\x10\x00\x12\x15\n\x11WRITE_MODE_APPEND\x10\x01\x12\x18\n\x14WRITE_MODE_OVERWRITE\x10\x02*|\n\x07Verdict\x12\x17\n\x13VERDICT_UNSPECIFIED\x10\x00\x12\x12\n\x0eVERDICT_PASSED\x10\x01\x12\x12\n\x0eVERDICT_FAILED\x10\x02\x12\x1a\n\x16VERDICT_NOT_APPLICABLE\x10\x03\x12\x14\n\x10VERDICT_UNSCORED\x10\x04*]\n\x0cReportFormat\x12\x1d\n\x19REPORT_FORMAT_UNSPECIFIED\x10\x00\x12\x16\n\x12REPORT_FORMAT_HTML\x10\x01\x12\x16\n\x12REPORT_FORMAT_JSON\x10\x02\x32\xb9\x03\n\rScorerService\x12J\n\x07Rescore\x12\x1d.vae.scorer.v1.RescoreRequest\x1a\x1e.vae.scorer.v1.RescoreResponse0\x01\x12Q\n\nGetScoring\x12 .vae.scorer.v1.GetScoringRequest\x1a!.vae.scorer.v1.GetScoringResponse\x12W\n\x0cListScorings\x12\".vae.scorer.v1.ListScoringsRequest\x1a#.vae.scorer.v1.ListScoringsResponse\x12`\n\x0f\x43ompareScorings\x12%.vae.scorer.v1.CompareScoringsRequest\x1a&.vae.scorer.v1.CompareScoringsResponse\x12N\n\tGetReport\x12\x1f.vae.scorer.v1.GetReportRequest\x1a .vae.scorer.v1.GetReportResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1avae/scorer/v1/scorer.proto\x12\rvae.scorer.v1\"\xb4\x03\n\x0bJudgeConfig\x12\x10\n\x08\x62\x61se_url\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x0f\n\x07\x61pi_key\x18\x03 \x01(\t\x12\x18\n\x0btemperature\x18\x04 \x01(\x01H\x00\x88\x01\x01\x12\x11\n\x04seed\x18\x05 \x01(\x03H\x01\x88\x01\x01\x12\x17\n\nmax_tokens\x18\x06 \x01(\rH\x02\x88\x01\x01\x12\x12\n\x05top_p\x18\x07 \x01(\x01H\x03\x88\x01\x01\x12\x17\n\x0fprompt_template\x18\x08 \x01(\t\x12\x16\n\ttimeout_s\x18\t \x01(\x01H\x04\x88\x01\x01\x12\x18\n\x0bmax_retries\x18\n \x01(\rH\x05\x88\x01\x01\x12\x18\n\x0b\x63oncurrency\x18\x0b \x01(\rH\x06\x88\x01\x01\x12\x1c\n\x14include_conversation\x18\x0c \x01(\x08\x12\x16\n\tthreshold\x18\r \x01(\x01H\x07\x88\x01\x01\x12\x10\n\x08no_cache\x18\x64 \x01(\x08\x42\x0e\n\x0c_temperatureB\x07\n\x05_seedB\r\n\x0b_max_tokensB\x08\n\x06_top_pB\x0c\n\n_timeout_sB\x0e\n\x0c_max_retriesB\x0e\n\x0c_concurrencyB\x0c\n\n_threshold\"\xd9\x01\n\x0cTimingConfig\x12\x10\n\x08\x64\x65tector\x18\x01 \x01(\t\x12\x1d\n\x15\x64\x65tector_options_json\x18\x02 \x01(\t\x12\x1d\n\x10merge_gap_user_s\x18\x03 \x01(\x01H\x00\x88\x01\x01\x12\x1e\n\x11merge_gap_agent_s\x18\x04 \x01(\x01H\x01\x88\x01\x01\x12\x1b\n\x0eyield_window_s\x18\x05 \x01(\x01H\x02\x88\x01\x01\x42\x13\n\x11_merge_gap_user_sB\x14\n\x12_merge_gap_agent_sB\x11\n\x0f_yield_window_s\"\x8d\x02\n\rScoringConfig\x12\x0f\n\x07scorers\x18\x01 \x03(\t\x12)\n\x05judge\x18\x02 \x01(\x0b\x32\x1a.vae.scorer.v1.JudgeConfig\x12+\n\x06timing\x18\x03 \x01(\x0b\x32\x1b.vae.scorer.v1.TimingConfig\x12\x16\n\x0eoverrides_json\x18\x04 \x01(\t\x12\x14\n\x0cstrict_match\x18\x05 \x01(\x08\x12\x1c\n\x0fmin_agent_turns\x18\x06 \x01(\rH\x00\x88\x01\x01\x12\x12\n\nend_policy\x18\x07 \x01(\t\x12\r\n\x05label\x18\x08 \x01(\t\x12\x10\n\x08no_judge\x18\x64 \x01(\x08\x42\x12\n\x10_min_agent_turns\"\x9f\x01\n\x0eRescoreRequest\x12\x0b\n\x03run\x18\x01 \x01(\t\x12,\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x1c.vae.scorer.v1.ScoringConfig\x12&\n\x04mode\x18\x03 \x01(\x0e\x32\x18.vae.scorer.v1.WriteMode\x12\x13\n\x0bsession_ids\x18\x04 \x03(\t\x12\x15\n\x0cmake_current\x18\xa2\x02 \x01(\x08\"\x82\x01\n\x05Score\x12\x0e\n\x06signal\x18\x01 \x01(\t\x12\'\n\x07verdict\x18\x02 \x01(\x0e\x32\x16.vae.scorer.v1.Verdict\x12\x12\n\x05value\x18\x03 \x01(\x01H\x00\x88\x01\x01\x12\x13\n\x0b\x64\x65tail_json\x18\x04 \x01(\t\x12\r\n\x05\x65rror\x18\x05 \x01(\tB\x08\n\x06_value\"\xd3\x01\n\rSessionScores\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x15\n\rscenario_name\x18\x02 \x01(\t\x12\x0e\n\x06\x64omain\x18\x03 \x01(\t\x12-\n\ris_successful\x18\x04 \x01(\x0e\x32\x16.vae.scorer.v1.Verdict\x12\x32\n\x12is_task_successful\x18\x05 \x01(\x0e\x32\x16.vae.scorer.v1.Verdict\x12$\n\x06scores\x18\x06 \x03(\x0b\x32\x14.vae.scorer.v1.Score\"\xf5\x01\n\x07Scoring\x12\x12\n\nscoring_id\x18\x01 \x01(\t\x12\x0e\n\x06run_id\x18\x02 \x01(\t\x12\x1a\n\x12\x63reated_unix_nanos\x18\x03 \x01(\x03\x12\x0e\n\x06status\x18\x04 \x01(\t\x12\x15\n\rsuperseded_by\x18\x05 \x01(\t\x12,\n\x06\x63onfig\x18\x06 \x01(\x0b\x32\x1c.vae.scorer.v1.ScoringConfig\x12\x13\n\x0bjudge_model\x18\x07 \x01(\t\x12\x13\n\x0bprompt_hash\x18\x08 \x01(\t\x12\x15\n\rversions_json\x18\t \x01(\t\x12\x14\n\x0csummary_json\x18\n \x01(\t\"\xa8\x01\n\x0fRescoreResponse\x12\x15\n\rsessions_done\x18\x01 \x01(\r\x12\x16\n\x0esessions_total\x18\x02 \x01(\r\x12/\n\x07session\x18\x03 \x01(\x0b\x32\x1c.vae.scorer.v1.SessionScoresH\x00\x12)\n\x07scoring\x18\x04 \x01(\x0b\x32\x16.vae.scorer.v1.ScoringH\x00\x42\n\n\x08progress\"\'\n\x11GetScoringRequest\x12\x12\n\nscoring_id\x18\x01 \x01(\t\"m\n\x12GetScoringResponse\x12\'\n\x07scoring\x18\x01 \x01(\x0b\x32\x16.vae.scorer.v1.Scoring\x12.\n\x08sessions\x18\x02 \x03(\x0b\x32\x1c.vae.scorer.v1.SessionScores\"\"\n\x13ListScoringsRequest\x12\x0b\n\x03run\x18\x01 \x01(\t\"@\n\x14ListScoringsResponse\x12(\n\x08scorings\x18\x01 \x03(\x0b\x32\x16.vae.scorer.v1.Scoring\">\n\x16\x43ompareScoringsRequest\x12\x11\n\tscoring_a\x18\x01 \x01(\t\x12\x11\n\tscoring_b\x18\x02 \x01(\t\"\xe0\x01\n\tScoreFlip\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x15\n\rscenario_name\x18\x02 \x01(\t\x12\x0e\n\x06signal\x18\x03 \x01(\t\x12)\n\tverdict_a\x18\x04 \x01(\x0e\x32\x16.vae.scorer.v1.Verdict\x12)\n\tverdict_b\x18\x05 \x01(\x0e\x32\x16.vae.scorer.v1.Verdict\x12\x14\n\x07value_a\x18\x06 \x01(\x01H\x00\x88\x01\x01\x12\x14\n\x07value_b\x18\x07 \x01(\x01H\x01\x88\x01\x01\x42\n\n\x08_value_aB\n\n\x08_value_b\"X\n\x17\x43ompareScoringsResponse\x12\'\n\x05\x66lips\x18\x01 \x03(\x0b\x32\x18.vae.scorer.v1.ScoreFlip\x12\x14\n\x0csummary_json\x18\x02 \x01(\t\"|\n\x10GetReportRequest\x12\x0b\n\x03run\x18\x01 \x01(\t\x12\x12\n\nscoring_id\x18\x02 \x01(\t\x12\x1a\n\x12\x63ompare_scoring_id\x18\x03 \x01(\t\x12+\n\x06\x66ormat\x18\x04 \x01(\x0e\x32\x1b.vae.scorer.v1.ReportFormat\":\n\x11GetReportResponse\x12\x14\n\x0c\x63ontent_type\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\x0c*X\n\tWriteMode\x12\x1a\n\x16WRITE_MODE_UNSPECIFIED\x10\x00\x12\x15\n\x11WRITE_MODE_APPEND\x10\x01\x12\x18\n\x14WRITE_MODE_OVERWRITE\x10\x02*|\n\x07Verdict\x12\x17\n\x13VERDICT_UNSPECIFIED\x10\x00\x12\x12\n\x0eVERDICT_PASSED\x10\x01\x12\x12\n\x0eVERDICT_FAILED\x10\x02\x12\x1a\n\x16VERDICT_NOT_APPLICABLE\x10\x03\x12\x14\n\x10VERDICT_UNSCORED\x10\x04*]\n\x0cReportFormat\x12\x1d\n\x19REPORT_FORMAT_UNSPECIFIED\x10\x00\x12\x16\n\x12REPORT_FORMAT_HTML\x10\x01\x12\x16\n\x12REPORT_FORMAT_JSON\x10\x02\x32\xb9\x03\n\rScorerService\x12J\n\x07Rescore\x12\x1d.vae.scorer.v1.RescoreRequest\x1a\x1e.vae.scorer.v1.RescoreResponse0\x01\x12Q\n\nGetScoring\x12 .vae.scorer.v1.GetScoringRequest\x1a!.vae.scorer.v1.GetScoringResponse\x12W\n\x0cListScorings\x12\".vae.scorer.v1.ListScoringsRequest\x1a#.vae.scorer.v1.ListScoringsResponse\x12`\n\x0f\x43ompareScorings\x12%.vae.scorer.v1.CompareScoringsRequest\x1a&.vae.scorer.v1.CompareScoringsResponse\x12N\n\tGetReport\x12\x1f.vae.scorer.v1.GetReportRequest\x1a .vae.scorer.v1.GetReportResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'vae.scorer.v1.scorer_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_WRITEMODE']._serialized_start=2702
-  _globals['_WRITEMODE']._serialized_end=2790
-  _globals['_VERDICT']._serialized_start=2792
-  _globals['_VERDICT']._serialized_end=2916
-  _globals['_REPORTFORMAT']._serialized_start=2918
-  _globals['_REPORTFORMAT']._serialized_end=3011
+  _globals['_WRITEMODE']._serialized_start=2725
+  _globals['_WRITEMODE']._serialized_end=2813
+  _globals['_VERDICT']._serialized_start=2815
+  _globals['_VERDICT']._serialized_end=2939
+  _globals['_REPORTFORMAT']._serialized_start=2941
+  _globals['_REPORTFORMAT']._serialized_end=3034
   _globals['_JUDGECONFIG']._serialized_start=46
   _globals['_JUDGECONFIG']._serialized_end=482
   _globals['_TIMINGCONFIG']._serialized_start=485
@@ -44,33 +44,33 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SCORINGCONFIG']._serialized_start=705
   _globals['_SCORINGCONFIG']._serialized_end=974
   _globals['_RESCOREREQUEST']._serialized_start=977
-  _globals['_RESCOREREQUEST']._serialized_end=1113
-  _globals['_SCORE']._serialized_start=1116
-  _globals['_SCORE']._serialized_end=1246
-  _globals['_SESSIONSCORES']._serialized_start=1249
-  _globals['_SESSIONSCORES']._serialized_end=1460
-  _globals['_SCORING']._serialized_start=1463
-  _globals['_SCORING']._serialized_end=1708
-  _globals['_RESCORERESPONSE']._serialized_start=1711
-  _globals['_RESCORERESPONSE']._serialized_end=1879
-  _globals['_GETSCORINGREQUEST']._serialized_start=1881
-  _globals['_GETSCORINGREQUEST']._serialized_end=1920
-  _globals['_GETSCORINGRESPONSE']._serialized_start=1922
-  _globals['_GETSCORINGRESPONSE']._serialized_end=2031
-  _globals['_LISTSCORINGSREQUEST']._serialized_start=2033
-  _globals['_LISTSCORINGSREQUEST']._serialized_end=2067
-  _globals['_LISTSCORINGSRESPONSE']._serialized_start=2069
-  _globals['_LISTSCORINGSRESPONSE']._serialized_end=2133
-  _globals['_COMPARESCORINGSREQUEST']._serialized_start=2135
-  _globals['_COMPARESCORINGSREQUEST']._serialized_end=2197
-  _globals['_SCOREFLIP']._serialized_start=2200
-  _globals['_SCOREFLIP']._serialized_end=2424
-  _globals['_COMPARESCORINGSRESPONSE']._serialized_start=2426
-  _globals['_COMPARESCORINGSRESPONSE']._serialized_end=2514
-  _globals['_GETREPORTREQUEST']._serialized_start=2516
-  _globals['_GETREPORTREQUEST']._serialized_end=2640
-  _globals['_GETREPORTRESPONSE']._serialized_start=2642
-  _globals['_GETREPORTRESPONSE']._serialized_end=2700
-  _globals['_SCORERSERVICE']._serialized_start=3014
-  _globals['_SCORERSERVICE']._serialized_end=3455
+  _globals['_RESCOREREQUEST']._serialized_end=1136
+  _globals['_SCORE']._serialized_start=1139
+  _globals['_SCORE']._serialized_end=1269
+  _globals['_SESSIONSCORES']._serialized_start=1272
+  _globals['_SESSIONSCORES']._serialized_end=1483
+  _globals['_SCORING']._serialized_start=1486
+  _globals['_SCORING']._serialized_end=1731
+  _globals['_RESCORERESPONSE']._serialized_start=1734
+  _globals['_RESCORERESPONSE']._serialized_end=1902
+  _globals['_GETSCORINGREQUEST']._serialized_start=1904
+  _globals['_GETSCORINGREQUEST']._serialized_end=1943
+  _globals['_GETSCORINGRESPONSE']._serialized_start=1945
+  _globals['_GETSCORINGRESPONSE']._serialized_end=2054
+  _globals['_LISTSCORINGSREQUEST']._serialized_start=2056
+  _globals['_LISTSCORINGSREQUEST']._serialized_end=2090
+  _globals['_LISTSCORINGSRESPONSE']._serialized_start=2092
+  _globals['_LISTSCORINGSRESPONSE']._serialized_end=2156
+  _globals['_COMPARESCORINGSREQUEST']._serialized_start=2158
+  _globals['_COMPARESCORINGSREQUEST']._serialized_end=2220
+  _globals['_SCOREFLIP']._serialized_start=2223
+  _globals['_SCOREFLIP']._serialized_end=2447
+  _globals['_COMPARESCORINGSRESPONSE']._serialized_start=2449
+  _globals['_COMPARESCORINGSRESPONSE']._serialized_end=2537
+  _globals['_GETREPORTREQUEST']._serialized_start=2539
+  _globals['_GETREPORTREQUEST']._serialized_end=2663
+  _globals['_GETREPORTRESPONSE']._serialized_start=2665
+  _globals['_GETREPORTRESPONSE']._serialized_end=2723
+  _globals['_SCORERSERVICE']._serialized_start=3037
+  _globals['_SCORERSERVICE']._serialized_end=3478
 # @@protoc_insertion_point(module_scope)

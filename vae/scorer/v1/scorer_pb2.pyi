@@ -316,9 +316,16 @@ class RescoreRequest(_message.Message):
     CONFIG_FIELD_NUMBER: _builtins.int
     MODE_FIELD_NUMBER: _builtins.int
     SESSION_IDS_FIELD_NUMBER: _builtins.int
+    MAKE_CURRENT_FIELD_NUMBER: _builtins.int
     run: _builtins.str
     """Exact run id or unique prefix (such as a date, 2024-06-01)."""
     mode: Global___WriteMode.ValueType
+    make_current: _builtins.bool
+    """Make this scoring the run's current one even though it covers a subset
+    (session_ids, or config.scorers leaving a scorer out). Without it a
+    subset scoring is kept beside the others but never becomes current, and
+    WRITE_MODE_OVERWRITE on a subset is refused (INVALID_ARGUMENT).
+    """
     @_builtins.property
     def config(self) -> Global___ScoringConfig: ...
     @_builtins.property
@@ -332,10 +339,11 @@ class RescoreRequest(_message.Message):
         config: Global___ScoringConfig | None = ...,
         mode: Global___WriteMode.ValueType = ...,
         session_ids: _abc.Iterable[_builtins.str] | None = ...,
+        make_current: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "mode", b"mode", "run", b"run", "session_ids", b"session_ids"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "make_current", b"make_current", "mode", b"mode", "run", b"run", "session_ids", b"session_ids"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
