@@ -67,8 +67,10 @@ class Undecodable:
 
 _ALLOWED = {
     StreamState.WAITING: frozenset[str](),
-    StreamState.IN_SESSION: frozenset({"audio", "event"}),
-    StreamState.ENDING: frozenset({"audio", "event", "final_state"}),
+    # Whether text and clock_ack fit the session (its modality, its clock) is
+    # the session's check (session_io), which knows them.
+    StreamState.IN_SESSION: frozenset({"audio", "event", "text", "clock_ack"}),
+    StreamState.ENDING: frozenset({"audio", "event", "final_state", "text", "clock_ack"}),
 }
 
 
@@ -130,8 +132,10 @@ class ProtocolState:
             raise BotProtocolError(which or "message", problem)
         if which == "audio":
             self._check_audio(msg.audio)
-        elif which == "event":
+        elif which in ("event", "text"):
             self._count_event()
+        elif which == "clock_ack":
+            pass
         else:
             f = msg.final_state
             for name in ("state", "context"):

@@ -50,6 +50,12 @@ Writing a connector:
    (:class:`PeerAudio`) arrive every frame_ms; when the bot cannot keep up,
    drop audio and return False (the session records the drop), never control.
 5. ``close`` is called exactly once per session, also after failures.
+6. A connector that can carry text turns (``BotText``/``PeerText``) or follow
+   the virtual clock (``ClockAck`` per step) says so: an endpoint attribute
+   ``capabilities`` (:class:`Capabilities`), and ``capabilities=`` at
+   registration, so StartRun refuses a text or virtual-clock run the kind
+   cannot serve (:func:`connector_capabilities`) instead of falling back to
+   audio or the real clock. Without it, a kind serves audio on the real clock.
 """
 
 from __future__ import annotations
@@ -64,12 +70,16 @@ from bridge_service.connectors.messages import (
     BotEvent,
     BotInfo,
     BotInput,
+    BotText,
     BridgeOutput,
+    ClockAck,
+    ClockTickOut,
     FinalStatePart,
     JsonPiece,
     NoticeOut,
     PeerAudio,
     PeerEvent,
+    PeerText,
     SessionEndedOut,
     SessionEndingOut,
     SessionStartInfo,
@@ -84,8 +94,12 @@ __all__ = [
     "BotInput",
     "BotLimitError",
     "BotProtocolError",
+    "BotText",
     "BridgeOutput",
+    "Capabilities",
     "Check",
+    "ClockAck",
+    "ClockTickOut",
     "ConnectorConfig",
     "ConnectorError",
     "ConnectorOptionsError",
@@ -95,12 +109,15 @@ __all__ = [
     "NoticeOut",
     "PeerAudio",
     "PeerEvent",
+    "PeerText",
     "SessionEndedOut",
     "SessionEndingOut",
     "SessionStartInfo",
     "SideEndpoint",
     "StateSyncOut",
+    "capabilities",
     "check_connector",
+    "connector_capabilities",
     "connector_kinds",
     "dial",
     "register_connector",
@@ -155,6 +172,34 @@ class SideEndpoint(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a bot can do beyond audio on the real clock.
+
+    ``text``: it exchanges whole text turns in a text session; ``virtual_clock``:
+    it answers every step of the virtual clock. A gRPC bot declares them at Join
+    (``supports_text``, ``supports_virtual_clock``), a connector kind at registration.
+    """
+
+    text: bool = False
+    virtual_clock: bool = False
+
+    def lacks(self, modality: str, clock: str) -> list[str]:
+        """The Join fields this bot would need for a run of ``modality`` on ``clock``."""
+        missing = []
+        if modality == "text" and not self.text:
+            missing.append("supports_text")
+        if clock == "virtual" and not self.virtual_clock:
+            missing.append("supports_virtual_clock")
+        return missing
+
+
+def capabilities(endpoint: object) -> Capabilities:
+    """An endpoint's :class:`Capabilities` (none declared: audio on the real clock only)."""
+    found = getattr(endpoint, "capabilities", None)
+    return found if isinstance(found, Capabilities) else Capabilities()
+
+
 # ---------------------------------------------------------------- registry
 @dataclass(frozen=True, slots=True)
 class ConnectorConfig:
@@ -188,18 +233,45 @@ _checks: dict[str, str | Check] = {
     "pipecat": "bridge_service.connectors.pipecat:check_config",
     "twilio": "bridge_service.connectors.twilio:check_config",
 }
+#: What each kind can carry beyond real-time audio (why not, in the refusal).
+_capabilities: dict[str, tuple[Capabilities, str]] = {
+    # RTVI send-text (pipecat-ai >= 0.0.x; tested with 1.14); its pipeline paces audio itself.
+    "pipecat": (
+        Capabilities(text=True),
+        "a pipecat pipeline plays its audio in real time and cannot follow the virtual clock",
+    ),
+    "twilio": (
+        Capabilities(),
+        "Twilio Media Streams carries only audio (mu-law media), in real time: no text turns"
+        " and no virtual clock",
+    ),
+}
 
 
-def register_connector(kind: str, target: str | Dial, check: str | Check | None = None) -> None:
+def register_connector(
+    kind: str,
+    target: str | Dial,
+    check: str | Check | None = None,
+    capabilities: Capabilities | None = None,
+    why_not: str = "",
+) -> None:
     """Register a connector kind: a ``"module:function"`` path or the factory itself.
 
-    ``check`` validates a config of this kind at StartRun (see :func:`check_connector`).
+    ``check`` validates a config of this kind at StartRun (see :func:`check_connector`);
+    ``capabilities`` says whether it can carry text or follow the virtual clock
+    (default: neither), ``why_not`` why it cannot (shown in StartRun's refusal).
     """
     _registry[kind] = target
     if check is None:
         _checks.pop(kind, None)
     else:
         _checks[kind] = check
+    _capabilities[kind] = (capabilities or Capabilities(), why_not)
+
+
+def connector_capabilities(kind: str) -> tuple[Capabilities, str]:
+    """What connectors of ``kind`` can carry, and the reason they cannot (for a refusal)."""
+    return _capabilities.get(kind, (Capabilities(), f"the {kind} connector declares neither"))
 
 
 def connector_kinds() -> list[str]:
