@@ -1,11 +1,19 @@
 """One Converse stream: Join, wait for a session, play it, answer FinalState.
 
-The stream is driven by three tasks in one TaskGroup — the reader (peer audio
-to the listener, peer transcripts, state syncs, the ending), the voice (paced
-audio out) and the brain. Outgoing messages go through one queue feeding the
-request iterator, so the tasks never write to the stream concurrently. On
+The stream is driven by up to three tasks in one TaskGroup — the reader (peer
+audio or text turns to the listener, peer transcripts, state syncs, clock
+steps, the ending), the voice (paced audio out, on the real clock only) and
+the brain. Outgoing messages go through one queue feeding the request
+iterator, so the tasks never write to the stream concurrently. On
 SessionEnding the brain is cancelled wherever it is, the voice closed, and the
 final state sent in chunks.
+
+The reference bots declare at Join that they take text sessions and follow
+the virtual clock (docs/contract.md). On the virtual clock the reader plays
+each step itself: it hears the step's frame (or, for text, takes the tick's
+time), lets the brain settle (:meth:`bots.gate.Gate.settle`), sends the
+audio it owes up to the end of the step (``Voice.step``), and answers with
+``ClockAck`` — so the same steps always give the same conversation.
 """
 
 from __future__ import annotations
@@ -19,7 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bots.conversation import Conversation, SessionInfo
-from bots.listening import ListenSettings, PeerListener
+from bots.gate import Gate
+from bots.listening import ListenSettings, PeerListener, PeerTexts
 from bots.speech import Synthesiser
 from bots.voice import Voice
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
@@ -30,6 +39,8 @@ log = logging.getLogger("vae.bots.client")
 Brain = Callable[[Conversation], Awaitable[None]]
 JSON_CHUNK = 256 * 1024
 _FIRST = {common_pb2.ROLE_USER: "user", common_pb2.ROLE_AGENT: "agent"}
+_MODALITY = {common_pb2.MODALITY_TEXT: "text"}
+_CLOCK = {common_pb2.CLOCK_KIND_VIRTUAL: "virtual"}
 RECEIVE_RATE = 16000
 
 
@@ -61,6 +72,9 @@ def session_info(start: bridge_pb2.SessionStart) -> SessionInfo:
         share_transcripts=start.share_transcripts,
         receive_rate=start.receive_format.sample_rate_hz or RECEIVE_RATE,
         first_speaker=_FIRST.get(start.first_speaker, ""),
+        modality=_MODALITY.get(start.modality, "audio"),
+        clock=_CLOCK.get(start.clock, "real"),
+        frame_ms=start.frame_ms or 16,
     )
 
 
@@ -100,10 +114,15 @@ class BotStream:
         version: str = "",
         run_filter: str = "",
         listen: ListenSettings | None = None,
+        supports_text: bool = True,
+        supports_virtual_clock: bool = True,
     ) -> None:
         self.stub, self.role, self.brain, self.synth = stub, role, brain, synth
         self.name, self.version, self.run_filter = name, version, run_filter
         self.listen = listen
+        self.supports_text = supports_text
+        self.supports_virtual_clock = supports_virtual_clock
+        self._text_sequence = 0
         self._outbox: asyncio.Queue[bridge_pb2.BotMessage | None] = asyncio.Queue()
 
     async def _requests(self) -> AsyncIterator[bridge_pb2.BotMessage]:
@@ -126,6 +145,8 @@ class BotStream:
                     encoding=pcm, sample_rate_hz=RECEIVE_RATE, channels=1
                 ),
                 run_filter=self.run_filter,
+                supports_text=self.supports_text,
+                supports_virtual_clock=self.supports_virtual_clock,
             )
         )
 
@@ -149,12 +170,35 @@ class BotStream:
             call.cancel()
 
     async def _play(self, call: Any, info: SessionInfo) -> SessionOutcome | None:
-        listener = PeerListener(info.receive_rate, self.listen)
-        voice = Voice(self.synth.sample_rate, self._send_audio, self._send_boundary)
-        conv = Conversation(info, self.synth, voice, listener, self._send_event)
+        gate = Gate()
+        listener = PeerTexts() if info.text else PeerListener(info.receive_rate, self.listen)
+        voice = Voice(self.synth.sample_rate, self._send_audio, self._send_boundary, gate.poke)
+        conv = Conversation(
+            info,
+            self.synth,
+            voice,
+            listener,
+            self._send_event,
+            gate=gate,
+            send_text=self._send_text,
+        )
+        tick_ms = 0
+        if info.text and info.virtual:
+            conv.clock_ms = lambda: tick_ms
+        elif info.text:
+            loop = asyncio.get_running_loop()
+            t0 = loop.time()
+            conv.clock_ms = lambda: int((loop.time() - t0) * 1000)
+
+            def wake_at(at_ms: int) -> None:
+                # 1 ms late on purpose: at the wake-up the clock has surely reached the target.
+                loop.call_at(t0 + (at_ms + 1) / 1000, gate.poke)
+
+            conv.wake_at = wake_at
         outcome: SessionOutcome | None = None
         async with asyncio.TaskGroup() as tg:
-            voice_task = tg.create_task(voice.run())
+            paced = not (info.text or info.virtual)
+            voice_task = tg.create_task(voice.run()) if paced else None
             brain_task = tg.create_task(self._run_brain(conv))
             while True:
                 msg = await _read(call)
@@ -162,7 +206,20 @@ class BotStream:
                     break
                 which = msg.WhichOneof("message")
                 if which == "audio":
-                    await listener.feed(msg.audio.pcm)
+                    if info.virtual:
+                        await self._step(conv, msg.audio)
+                    elif isinstance(listener, PeerListener):
+                        listener.hear(msg.audio.pcm)
+                        gate.poke()
+                elif which == "text":
+                    tick_ms = max(tick_ms, msg.text.session_ms)
+                    await self._heard_text(conv, msg.text.text)
+                    if not info.virtual:
+                        gate.poke()
+                elif which == "clock_tick":
+                    tick_ms = msg.clock_tick.session_ms
+                    await gate.settle()
+                    self._ack(msg.clock_tick.step, gate.wake_at_ms or 0)
                 elif which == "peer_event" and msg.peer_event.HasField("transcript"):
                     text = msg.peer_event.transcript.text
                     await conv.peer.add(text)
@@ -175,7 +232,10 @@ class BotStream:
                 elif which == "session_ending":
                     brain_task.cancel()
                     voice.close()
-                    await voice_task
+                    if voice_task is not None:
+                        await voice_task
+                    else:
+                        await voice.finish()
                     for m in final_state_messages(conv.db.state, conv.history):
                         self._outbox.put_nowait(m)
                 elif which == "session_ended":
@@ -200,6 +260,42 @@ class BotStream:
         except Exception as exc:  # a brain bug is logged and reported, not fatal to the stream
             log.exception("%s brain failed", conv.info.session_id)
             await conv.log(f"bot error: {exc!r}", common_pb2.LOG_LEVEL_ERROR)
+        finally:
+            conv.gate.finish()
+
+    async def _step(self, conv: Conversation, frame: common_pb2.AudioChunk) -> None:
+        """One step of the virtual clock (audio): hear, settle, speak up to its end, answer."""
+        listener, voice, gate = conv.listener, conv.voice, conv.gate
+        assert isinstance(listener, PeerListener)
+        listener.hear(frame.pcm)
+        await gate.settle()
+        # The step ends where the frame ends, on the session's clock: owe that much audio.
+        end = frame.sample_offset + len(frame.pcm) // 2
+        owed = end * voice.sample_rate // listener.sample_rate
+        while voice.samples_sent < owed:
+            await voice.step()
+            await gate.settle()
+        self._ack(frame.sequence, 0)
+
+    def _ack(self, step: int, wake_at_ms: int) -> None:
+        ack = bridge_pb2.ClockAck(step=step, wake_at_ms=wake_at_ms)
+        self._outbox.put_nowait(bridge_pb2.BotMessage(clock_ack=ack))
+
+    async def _heard_text(self, conv: Conversation, text: str) -> None:
+        """The peer's whole turn in a text session."""
+        assert isinstance(conv.listener, PeerTexts)
+        conv.listener.hear(text)
+        await conv.peer.add(text)
+        # As in audio, where the peer's words reach the history only as shared transcripts.
+        if conv.info.share_transcripts and conv.record_history:
+            conv.history.append({"role": "user", "content": text})
+
+    async def _send_text(self, text: str) -> None:
+        turn = bridge_pb2.TextTurn(
+            text=text, sequence=self._text_sequence, sent_unix_nanos=time.time_ns()
+        )
+        self._text_sequence += 1
+        self._outbox.put_nowait(bridge_pb2.BotMessage(text=turn))
 
     async def _send_audio(self, seq: int, offset: int, pcm: bytes, sent_ns: int) -> None:
         chunk = common_pb2.AudioChunk(

@@ -47,6 +47,7 @@ from scorer_service.report.html import render
 from scorer_service.server import start_scorer
 from scorer_service.unscored import unscored_line
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.common.v1 import common_pb2
 from vae.scorer.v1 import scorer_pb2, scorer_pb2_grpc
 
 
@@ -75,8 +76,16 @@ class DemoResult:
     baseline: dict[str, Any] | None = None
 
 
-def _run_options(concurrency: int, inactivity_s: float) -> bridge_pb2.RunOptions:
+_MODALITY = {"audio": common_pb2.MODALITY_AUDIO, "text": common_pb2.MODALITY_TEXT}
+_CLOCK = {"real": common_pb2.CLOCK_KIND_REAL, "virtual": common_pb2.CLOCK_KIND_VIRTUAL}
+
+
+def _run_options(
+    concurrency: int, inactivity_s: float, modality: str = "audio", clock: str = "real"
+) -> bridge_pb2.RunOptions:
     return bridge_pb2.RunOptions(
+        modality=_MODALITY[modality],
+        clock=_CLOCK[clock],
         concurrency=concurrency,
         inactivity_timeout_s=inactivity_s,
         # The suite's stalled-agent scenario answers once: below two it is "stalled".
@@ -158,6 +167,8 @@ async def run_demo(
     tts: str = "auto",
     show_progress: bool = True,
     progress: Progress | None = None,
+    modality: str = "audio",
+    clock: str = "real",
 ) -> DemoResult:
     """Run the suite end to end and return the run, the scoring and the report path."""
     progress = progress or Progress()
@@ -181,7 +192,7 @@ async def run_demo(
                         )
                         tg.create_task(run_bots(config, stop))
                     try:
-                        options = _run_options(concurrency, inactivity_s)
+                        options = _run_options(concurrency, inactivity_s, modality, clock)
                         run = await _run_suite(
                             bridge.address, suite, options, show_progress, progress
                         )
