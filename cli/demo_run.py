@@ -74,6 +74,9 @@ class DemoResult:
     seconds: float = 0.0
     #: The comparison with the previous scored run of the database (None on the first).
     baseline: dict[str, Any] | None = None
+    #: How the suite ran: "audio"/"text" on the "real"/"virtual" clock.
+    modality: str = "audio"
+    clock: str = "real"
 
 
 _MODALITY = {"audio": common_pb2.MODALITY_AUDIO, "text": common_pb2.MODALITY_TEXT}
@@ -222,6 +225,8 @@ async def run_demo(
         report=report,
         seconds=time.perf_counter() - started,
         baseline=baseline,
+        modality=modality,
+        clock=clock,
     )
 
 
@@ -249,7 +254,7 @@ def print_summary(result: DemoResult, db_path: Path) -> None:
     s = result.summary
     click.echo(
         f"\nrun {result.run_id} ({result.run_status}), scoring {result.scoring_id}"
-        f" ({result.seconds:.0f} s)"
+        f" ({result.seconds:.0f} s; {result.modality} on the {result.clock} clock)"
     )
     rows = [
         [row["verdict"], row["scenario"],
@@ -290,6 +295,8 @@ def run_demo_or_exit(
     tts: str,
     as_json: bool,
     progress: Progress,
+    modality: str = "audio",
+    clock: str = "real",
 ) -> DemoResult:
     try:
         return asyncio.run(
@@ -301,6 +308,8 @@ def run_demo_or_exit(
                 tts=tts,
                 show_progress=not as_json,
                 progress=progress,
+                modality=modality,
+                clock=clock,
             )
         )
     except* grpc.aio.AioRpcError as group:

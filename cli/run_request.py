@@ -88,6 +88,16 @@ def run_options(tags: tuple[str, ...], opts: dict[str, Any]) -> bridge_pb2.RunOp
         options.first_speaker = (
             common_pb2.ROLE_USER if opts["first_speaker"] == "user" else common_pb2.ROLE_AGENT
         )
+    if opts.get("modality"):
+        options.modality = (
+            common_pb2.MODALITY_TEXT if opts["modality"] == "text" else common_pb2.MODALITY_AUDIO
+        )
+    if opts.get("clock"):
+        options.clock = (
+            common_pb2.CLOCK_KIND_VIRTUAL
+            if opts["clock"] == "virtual"
+            else common_pb2.CLOCK_KIND_REAL
+        )
     for side in ("user", "agent"):
         cfg = connector(
             opts[f"{side}_connector"],
