@@ -162,7 +162,16 @@ class RunManager(RunQueries):
         def load(reader: RecordingReader) -> tuple[Any, ...]:
             record = reader.get_run(run_id)
             assert record is not None
-            settings = replace(RunSettings.from_dict(record.options), **overrides)
+            recorded = RunSettings.from_dict(record.options)
+            for name in ("modality", "clock"):
+                asked, was = overrides.get(name), getattr(recorded, name)
+                if asked is not None and asked != was:
+                    # One run, one tier: its sessions stay comparable (start a new run instead).
+                    raise ValueError(
+                        f"options.{name}: run {run_id} was recorded with {name} {was}; "
+                        f"a resume keeps it (start a new run for {name} {asked})"
+                    )
+            settings = replace(recorded, **overrides)
             decisions = classify_resume(reader, run_id, min_agent_turns=settings.min_agent_turns)
             attempts: dict[str, int] = {}
             for s in reader.sessions(run_id):

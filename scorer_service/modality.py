@@ -52,9 +52,7 @@ def mark_modality(
         reason = f"a text session has no audio: {r.signal} is measured from audio"
         detail = {"modality": mode.modality, "clock": mode.clock, "reason": reason}
         if r.signal in gating:
-            out.append(
-                SignalScore(r.signal, Verdict.UNSCORED, None, detail, f"{CAUSE}: {reason}")
-            )
+            out.append(SignalScore(r.signal, Verdict.UNSCORED, None, detail, f"{CAUSE}: {reason}"))
         else:
             out.append(SignalScore(r.signal, Verdict.NOT_APPLICABLE, None, detail))
     return out
