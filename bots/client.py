@@ -42,6 +42,7 @@ _FIRST = {common_pb2.ROLE_USER: "user", common_pb2.ROLE_AGENT: "agent"}
 _MODALITY = {common_pb2.MODALITY_TEXT: "text"}
 _CLOCK = {common_pb2.CLOCK_KIND_VIRTUAL: "virtual"}
 RECEIVE_RATE = 16000
+FRAMES_PER_MESSAGE = 2
 
 
 @dataclass
@@ -123,6 +124,9 @@ class BotStream:
         self.supports_text = supports_text
         self.supports_virtual_clock = supports_virtual_clock
         self._text_sequence = 0
+        #: Virtual clock: the step's audio, sent inside its ClockAck.
+        self._hold_audio = False
+        self._held: common_pb2.AudioChunk | None = None
         self._outbox: asyncio.Queue[bridge_pb2.BotMessage | None] = asyncio.Queue()
 
     async def _requests(self) -> AsyncIterator[bridge_pb2.BotMessage]:
@@ -145,6 +149,9 @@ class BotStream:
                     encoding=pcm, sample_rate_hz=RECEIVE_RATE, channels=1
                 ),
                 run_filter=self.run_filter,
+                # Two frames a message: half the messages, and on the virtual clock
+                # steps of 32 ms (the bridge takes the smaller of the two bots' asks).
+                frames_per_message=FRAMES_PER_MESSAGE,
                 supports_text=self.supports_text,
                 supports_virtual_clock=self.supports_virtual_clock,
             )
@@ -269,16 +276,22 @@ class BotStream:
         assert isinstance(listener, PeerListener)
         listener.hear(frame.pcm)
         await gate.settle()
-        # The step ends where the frame ends, on the session's clock: owe that much audio.
+        # The step ends where the frame ends, on the session's clock: owe that much audio,
+        # as one chunk carried in the answer (one message a step).
         end = frame.sample_offset + len(frame.pcm) // 2
-        owed = end * voice.sample_rate // listener.sample_rate
-        while voice.samples_sent < owed:
-            await voice.step()
-            await gate.settle()
-        self._ack(frame.sequence, 0)
+        owed = end * voice.sample_rate // listener.sample_rate - voice.samples_sent
+        self._hold_audio = True
+        try:
+            if owed > 0:
+                await voice.step(owed)
+                await gate.settle()
+        finally:
+            self._hold_audio = False
+        audio, self._held = self._held, None
+        self._ack(frame.sequence, 0, audio)
 
-    def _ack(self, step: int, wake_at_ms: int) -> None:
-        ack = bridge_pb2.ClockAck(step=step, wake_at_ms=wake_at_ms)
+    def _ack(self, step: int, wake_at_ms: int, audio: common_pb2.AudioChunk | None = None) -> None:
+        ack = bridge_pb2.ClockAck(step=step, wake_at_ms=wake_at_ms, audio=audio)
         self._outbox.put_nowait(bridge_pb2.BotMessage(clock_ack=ack))
 
     async def _heard_text(self, conv: Conversation, text: str) -> None:
@@ -301,6 +314,9 @@ class BotStream:
         chunk = common_pb2.AudioChunk(
             sequence=seq, sample_offset=offset, pcm=pcm, sent_unix_nanos=sent_ns
         )
+        if self._hold_audio and self._held is None:
+            self._held = chunk  # goes out inside this step's ClockAck
+            return
         self._outbox.put_nowait(bridge_pb2.BotMessage(audio=chunk))
 
     async def _send_event(self, event: common_pb2.BotEvent) -> None:

@@ -106,14 +106,18 @@ class Voice:
             await self.step()
         await self._finish_current()
 
-    async def step(self) -> None:
-        """Send the next chunk now: the current utterance's, or silence."""
-        pcm = await self._next_chunk(self._silence)
+    async def step(self, samples: int = 0) -> None:
+        """Send the next chunk now (``samples`` long, default one chunk): speech or silence."""
+        if samples and samples != self.chunk:
+            pcm = await self._next_chunk(np.zeros(samples, dtype=np.int16))
+        else:
+            pcm = await self._next_chunk(self._silence)
         await self._send(self.chunks_sent, self.samples_sent, pcm.tobytes(), time.time_ns())
         self.samples_sent += len(pcm)
         self.chunks_sent += 1
 
     async def _next_chunk(self, silence: np.ndarray) -> np.ndarray:
+        """The next ``len(silence)`` samples: the utterance's, padded with ``silence``."""
         utt = self._current
         if utt is None:
             return silence
@@ -126,11 +130,12 @@ class Voice:
             utt.started.set()
             self._changed()
             await self._boundary("started", utt.start_offset)
-        piece = utt.samples[utt.pos : utt.pos + self.chunk]
+        size = len(silence)
+        piece = utt.samples[utt.pos : utt.pos + size]
         spoken = len(piece)
         utt.pos += spoken
-        if spoken < self.chunk:
-            piece = np.concatenate([piece, silence[: self.chunk - spoken]])
+        if spoken < size:
+            piece = np.concatenate([piece, silence[: size - spoken]])
         if utt.pos >= len(utt.samples):
             utt.end_offset = self.samples_sent + spoken
             self._current = None

@@ -193,7 +193,12 @@ def bot_input(msg: bridge_pb2.BotMessage, side: Side) -> BotInput:
     if which == "event":
         return event_from_pb(msg.event, side)
     if which == "clock_ack":
-        return ClockAck(msg.clock_ack.step, msg.clock_ack.wake_at_ms)
+        ack = msg.clock_ack
+        audio = None
+        if ack.HasField("audio"):
+            a = ack.audio
+            audio = BotAudio(a.sequence, a.sample_offset, a.pcm, a.sent_unix_nanos)
+        return ClockAck(ack.step, ack.wake_at_ms, audio)
     if which == "text":
         t = msg.text
         if not t.text.strip():

@@ -135,7 +135,8 @@ class ProtocolState:
         elif which in ("event", "text"):
             self._count_event()
         elif which == "clock_ack":
-            pass
+            if msg.clock_ack.HasField("audio"):
+                self._check_audio(msg.clock_ack.audio)
         else:
             f = msg.final_state
             for name in ("state", "context"):

@@ -85,6 +85,8 @@ class SessionIO(SessionState):
                 elif isinstance(message, BotEvent):
                     await self._on_event(side, message)
                 elif isinstance(message, ClockAck):
+                    if message.audio is not None:
+                        await self._on_audio(side, message.audio)
                     self._on_ack(side, message)
                 elif isinstance(message, BotText):
                     await self._on_text(side, message)

@@ -71,13 +71,13 @@ class SessionState:
         #: A text session: text turns instead of audio (``text_turns``).
         self.text = s.modality == TEXT
         #: Frame length and frames per message of what each side receives. On the
-        #: virtual clock both receive one frame of the run's length per step.
-        self.framing = {
-            side: Framing(s.frame_ms, 1)
-            if self.time.virtual
-            else endpoint_framing(endpoints[side], s.frame_ms)
-            for side in _SIDES
-        }
+        #: virtual clock a step is one message, the same for both: frames of the
+        #: run's length, as many per message as the bot that asked for fewer wants.
+        asked = {side: endpoint_framing(endpoints[side], s.frame_ms) for side in _SIDES}
+        if self.time.virtual:
+            step = Framing(s.frame_ms, min(f.frames_per_message for f in asked.values()))
+            asked = {side: step for side in _SIDES}
+        self.framing = asked
         common: dict[str, Any] = {
             "jitter_buffer_ms": s.jitter_buffer_ms,
             "max_buffer_ms": b.max_buffer_ms,

@@ -99,6 +99,8 @@ class ClockAck:
 
     step: int
     wake_at_ms: int = 0
+    #: The bot's audio for the step, sent inside the answer (as if sent just before it).
+    audio: BotAudio | None = None
 
 
 BotInput = BotAudio | BotEvent | FinalStatePart | BotText | ClockAck

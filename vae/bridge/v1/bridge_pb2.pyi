@@ -753,21 +753,31 @@ class ClockAck(_message.Message):
 
     STEP_FIELD_NUMBER: _builtins.int
     WAKE_AT_MS_FIELD_NUMBER: _builtins.int
+    AUDIO_FIELD_NUMBER: _builtins.int
     step: _builtins.int
     wake_at_ms: _builtins.int
     """Text only: the session time (ms since the session started) at which this
     bot wants a tick even if nothing arrives, e.g. to answer after a pause;
     0: only when something arrives. Ignored when not after the step's time.
     """
+    @_builtins.property
+    def audio(self) -> _common_pb2.AudioChunk:
+        """Audio, optional: this bot's audio for the step, carried in the answer to
+        save a message per step. Exactly the same as sending it as an AudioChunk
+        message just before this ClockAck (the same rules for sequence,
+        sample_offset and size).
+        """
+
     def __init__(
         self,
         *,
         step: _builtins.int = ...,
         wake_at_ms: _builtins.int = ...,
+        audio: _common_pb2.AudioChunk | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["step", b"step", "wake_at_ms", b"wake_at_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "step", b"step", "wake_at_ms", b"wake_at_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
