@@ -117,7 +117,7 @@ async def bots(
                 cwd=ROOT,
                 env=env,
                 stdout=asyncio.subprocess.DEVNULL,
-            )  # fmt: skip
+            )
         )
     try:
         yield procs
