@@ -104,17 +104,8 @@ class LockStepClock(OpenMicClock):
         while True:
             self.time.advance_to(k * self.step_ns)
             now = io.time_ns()
-            for side in (Side.AGENT, Side.USER):
-                io.step_sent[side] = k
-            for lane in self._lanes:
-                lane.deliver()
-                if lane.failure is not None:
-                    raise lane.failure
-            self.steps = k + 1
-            if k % every == 0:
-                io.recorder.poll(now)
-                await self._flush_slow()
-            check_limits(io, now)  # every step: a limit ends the call on its exact step
+            # A limit ends the call on its exact step, before that step's frame is played.
+            check_limits(io, now)
             end = io.end_request
             if end is not None:
                 if not end.graceful:
@@ -126,6 +117,16 @@ class LockStepClock(OpenMicClock):
                     draining_until = now + grace_ns
                 elif now >= draining_until or all(d.drained() for d in io.directions.values()):
                     return
+            for side in (Side.AGENT, Side.USER):
+                io.step_sent[side] = k
+            for lane in self._lanes:
+                lane.deliver()
+                if lane.failure is not None:
+                    raise lane.failure
+            self.steps = k + 1
+            if k % every == 0:
+                io.recorder.poll(now)
+                await self._flush_slow()
             if not await self._answers(k):
                 return
             k += 1

@@ -83,12 +83,8 @@ _MODALITY = {"audio": common_pb2.MODALITY_AUDIO, "text": common_pb2.MODALITY_TEX
 _CLOCK = {"real": common_pb2.CLOCK_KIND_REAL, "virtual": common_pb2.CLOCK_KIND_VIRTUAL}
 
 
-def _run_options(
-    concurrency: int, inactivity_s: float, modality: str = "audio", clock: str = "real"
-) -> bridge_pb2.RunOptions:
+def _run_options(concurrency: int, inactivity_s: float) -> bridge_pb2.RunOptions:
     return bridge_pb2.RunOptions(
-        modality=_MODALITY[modality],
-        clock=_CLOCK[clock],
         concurrency=concurrency,
         inactivity_timeout_s=inactivity_s,
         # The suite's stalled-agent scenario answers once: below two it is "stalled".
@@ -195,7 +191,8 @@ async def run_demo(
                         )
                         tg.create_task(run_bots(config, stop))
                     try:
-                        options = _run_options(concurrency, inactivity_s, modality, clock)
+                        options = _run_options(concurrency, inactivity_s)
+                        options.modality, options.clock = _MODALITY[modality], _CLOCK[clock]
                         run = await _run_suite(
                             bridge.address, suite, options, show_progress, progress
                         )
