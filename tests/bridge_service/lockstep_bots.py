@@ -22,6 +22,7 @@ import numpy as np
 
 from bridge_service.server import BridgeServer
 from tests.bridge_service.bots import fmt
+from tests.helpers import wait_until
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.common.v1 import common_pb2
 
@@ -188,6 +189,4 @@ class StepBot:
 
 async def waiting(bridge: BridgeServer, n: int) -> None:
     """Until ``n`` bots wait in the pool (the pool has no event for an outsider)."""
-    async with asyncio.timeout(10):
-        while bridge.pool.waiting() < n:  # noqa: ASYNC110 - polling the pool from outside
-            await asyncio.sleep(0.01)
+    await wait_until(lambda: bridge.pool.waiting() >= n, 10, f"{n} waiting bots")
