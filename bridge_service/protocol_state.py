@@ -8,9 +8,12 @@ see it, so a well-behaved bot never races a transition):
 state      entered when the bridge   a bot may send
 ========== ======================= =========================================
 waiting    answers ``Joined``        nothing (half-closing the stream leaves)
-in_session queues ``SessionStart``   ``audio``, ``event``
-ending     queues ``SessionEnding``  ``final_state``; ``audio``/``event`` still
-                                     in flight (recorded, not delivered)
+in_session queues ``SessionStart``   ``audio``, ``event``, ``text``,
+                                     ``clock_ack`` (which fit the session's
+                                     modality and clock: session_io checks)
+ending     queues ``SessionEnding``  ``final_state``; ``audio``/``text``/
+                                     ``event``/``clock_ack`` still in flight
+                                     (recorded, not delivered)
 ended      queues ``SessionEnded``   nothing; late messages are ignored
 ========== ======================= =========================================
 
