@@ -235,7 +235,8 @@ _checks: dict[str, str | Check] = {
 }
 #: What each kind can carry beyond real-time audio (why not, in the refusal).
 _capabilities: dict[str, tuple[Capabilities, str]] = {
-    # RTVI send-text (pipecat-ai >= 0.0.x; tested with 1.14); its pipeline paces audio itself.
+    # Text through RTVI send-text (tested with pipecat-ai 1.14.0); its pipeline paces its
+    # own audio in real time, so never the virtual clock.
     "pipecat": (
         Capabilities(text=True),
         "a pipecat pipeline plays its audio in real time and cannot follow the virtual clock",
