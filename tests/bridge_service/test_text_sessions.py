@@ -235,3 +235,24 @@ async def test_a_resume_keeps_its_runs_modality(
     with RecordingReader(bridge.db_path) as reader:
         run = reader.get_run(run_id)
         assert run is not None and json.dumps(run.options).count('"modality": "audio"') == 1
+
+
+async def test_a_text_bot_that_stops_answering_ticks_stalls_its_session(
+    bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
+) -> None:
+    run_id = await start_run(
+        stub, [scenario()], modality=TEXT, clock=VIRTUAL, inactivity_timeout_s=1,
+        max_auto_retries=0,
+    )  # fmt: skip
+    agent = StepBot(bridge.address, AGENT, run_id, turns={0: "Hello there."})
+    user = StepBot(bridge.address, USER, run_id, stall_after=1)
+    _, _, events = await asyncio.gather(agent.run(), user.run(), watch(stub, run_id, 20))
+    assert events[-1].status == bridge_pb2.RUN_STATUS_COMPLETED
+    with RecordingReader(bridge.db_path) as reader:
+        (s,) = reader.sessions(run_id)
+    assert s.stop_reason == "clock_stalled"
+    assert s.stop_detail.startswith(
+        "the user bot answered no step of the virtual clock for 1 s of wall time (step 1, at "
+        "0.667 s of session time)"
+    )
+    assert s.ended_ns - s.started_ns == 667 * MS  # the clock stood at the greeting's end
