@@ -57,7 +57,8 @@ from bots.scripted import play_script  # noqa: E402
 from bots.speech import default_synthesiser  # noqa: E402
 from bridge_service.config import BridgeSettings  # noqa: E402
 from bridge_service.server import BridgeServer  # noqa: E402
-from cli.demo_run import _CLOCK, _MODALITY, _run_options  # noqa: E402
+from cli.demo_run import _run_options  # noqa: E402
+from cli.run_request import set_tier  # noqa: E402
 from recordings.models import Side  # noqa: E402
 from recordings.reader import RecordingReader  # noqa: E402
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc  # noqa: E402
@@ -182,8 +183,7 @@ async def run_suite(
     import grpc
 
     options = _run_options(args.concurrency, 4.0)
-    options.modality = _MODALITY[modality]
-    options.clock = _CLOCK[clock]
+    set_tier(options, modality, clock)
     if args.frame_ms:
         options.frame_ms = args.frame_ms
     request = bridge_pb2.StartRunRequest(

@@ -9,11 +9,9 @@ SessionEnding the brain is cancelled wherever it is, the voice closed, and the
 final state sent in chunks.
 
 The reference bots declare at Join that they take text sessions and follow
-the virtual clock (docs/contract.md). On the virtual clock the reader plays
-each step itself: it hears the step's frame (or, for text, takes the tick's
-time), lets the brain settle (:meth:`bots.gate.Gate.settle`), sends the
-audio it owes up to the end of the step (``Voice.step``), and answers with
-``ClockAck`` — so the same steps always give the same conversation.
+the virtual clock (docs/contract.md). What a session's modality and clock
+change — how a frame, a text turn or a tick is played, and the answers to
+the virtual clock's steps — is :class:`bots.line.Line`.
 """
 
 from __future__ import annotations
@@ -28,6 +26,7 @@ from typing import Any
 
 from bots.conversation import Conversation, SessionInfo
 from bots.gate import Gate
+from bots.line import Line
 from bots.listening import ListenSettings, PeerListener, PeerTexts
 from bots.speech import Synthesiser
 from bots.voice import Voice
@@ -123,10 +122,8 @@ class BotStream:
         self.listen = listen
         self.supports_text = supports_text
         self.supports_virtual_clock = supports_virtual_clock
-        self._text_sequence = 0
-        #: Virtual clock: the step's audio, sent inside its ClockAck.
-        self._hold_audio = False
-        self._held: common_pb2.AudioChunk | None = None
+        #: The session's line (its modality and clock), once one started.
+        self._line: Line | None = None
         self._outbox: asyncio.Queue[bridge_pb2.BotMessage | None] = asyncio.Queue()
 
     async def _requests(self) -> AsyncIterator[bridge_pb2.BotMessage]:
@@ -181,31 +178,13 @@ class BotStream:
         listener = PeerTexts() if info.text else PeerListener(info.receive_rate, self.listen)
         voice = Voice(self.synth.sample_rate, self._send_audio, self._send_boundary, gate.poke)
         conv = Conversation(
-            info,
-            self.synth,
-            voice,
-            listener,
-            self._send_event,
-            gate=gate,
-            send_text=self._send_text,
-        )
-        tick_ms = 0
-        if info.text and info.virtual:
-            conv.clock_ms = lambda: tick_ms
-        elif info.text:
-            loop = asyncio.get_running_loop()
-            t0 = loop.time()
-            conv.clock_ms = lambda: int((loop.time() - t0) * 1000)
-
-            def wake_at(at_ms: int) -> None:
-                # 1 ms late on purpose: at the wake-up the clock has surely reached the target.
-                loop.call_at(t0 + (at_ms + 1) / 1000, gate.poke)
-
-            conv.wake_at = wake_at
+            info, self.synth, voice, listener, self._send_event, gate=gate,
+            send_text=lambda text: line.send_text(text),
+        )  # fmt: skip
+        line = self._line = Line(conv, self._outbox)
         outcome: SessionOutcome | None = None
         async with asyncio.TaskGroup() as tg:
-            paced = not (info.text or info.virtual)
-            voice_task = tg.create_task(voice.run()) if paced else None
+            voice_task = tg.create_task(voice.run()) if line.paced else None
             brain_task = tg.create_task(self._run_brain(conv))
             while True:
                 msg = await _read(call)
@@ -213,20 +192,11 @@ class BotStream:
                     break
                 which = msg.WhichOneof("message")
                 if which == "audio":
-                    if info.virtual:
-                        await self._step(conv, msg.audio)
-                    elif isinstance(listener, PeerListener):
-                        listener.hear(msg.audio.pcm)
-                        gate.poke()
+                    await line.audio(msg.audio)
                 elif which == "text":
-                    tick_ms = max(tick_ms, msg.text.session_ms)
-                    await self._heard_text(conv, msg.text.text)
-                    if not info.virtual:
-                        gate.poke()
+                    await line.text(msg.text)
                 elif which == "clock_tick":
-                    tick_ms = msg.clock_tick.session_ms
-                    await gate.settle()
-                    self._ack(msg.clock_tick.step, gate.wake_at_ms or 0)
+                    await line.tick(msg.clock_tick)
                 elif which == "peer_event" and msg.peer_event.HasField("transcript"):
                     text = msg.peer_event.transcript.text
                     await conv.peer.add(text)
@@ -270,53 +240,12 @@ class BotStream:
         finally:
             conv.gate.finish()
 
-    async def _step(self, conv: Conversation, frame: common_pb2.AudioChunk) -> None:
-        """One step of the virtual clock (audio): hear, settle, speak up to its end, answer."""
-        listener, voice, gate = conv.listener, conv.voice, conv.gate
-        assert isinstance(listener, PeerListener)
-        listener.hear(frame.pcm)
-        await gate.settle()
-        # The step ends where the frame ends, on the session's clock: owe that much audio,
-        # as one chunk carried in the answer (one message a step).
-        end = frame.sample_offset + len(frame.pcm) // 2
-        owed = end * voice.sample_rate // listener.sample_rate - voice.samples_sent
-        self._hold_audio = True
-        try:
-            if owed > 0:
-                await voice.step(owed)
-                await gate.settle()
-        finally:
-            self._hold_audio = False
-        audio, self._held = self._held, None
-        self._ack(frame.sequence, 0, audio)
-
-    def _ack(self, step: int, wake_at_ms: int, audio: common_pb2.AudioChunk | None = None) -> None:
-        ack = bridge_pb2.ClockAck(step=step, wake_at_ms=wake_at_ms, audio=audio)
-        self._outbox.put_nowait(bridge_pb2.BotMessage(clock_ack=ack))
-
-    async def _heard_text(self, conv: Conversation, text: str) -> None:
-        """The peer's whole turn in a text session."""
-        assert isinstance(conv.listener, PeerTexts)
-        conv.listener.hear(text)
-        await conv.peer.add(text)
-        # As in audio, where the peer's words reach the history only as shared transcripts.
-        if conv.info.share_transcripts and conv.record_history:
-            conv.history.append({"role": "user", "content": text})
-
-    async def _send_text(self, text: str) -> None:
-        turn = bridge_pb2.TextTurn(
-            text=text, sequence=self._text_sequence, sent_unix_nanos=time.time_ns()
-        )
-        self._text_sequence += 1
-        self._outbox.put_nowait(bridge_pb2.BotMessage(text=turn))
-
     async def _send_audio(self, seq: int, offset: int, pcm: bytes, sent_ns: int) -> None:
         chunk = common_pb2.AudioChunk(
             sequence=seq, sample_offset=offset, pcm=pcm, sent_unix_nanos=sent_ns
         )
-        if self._hold_audio and self._held is None:
-            self._held = chunk  # goes out inside this step's ClockAck
-            return
+        if self._line is not None and self._line.hold(chunk):
+            return  # goes out inside this step's ClockAck
         self._outbox.put_nowait(bridge_pb2.BotMessage(audio=chunk))
 
     async def _send_event(self, event: common_pb2.BotEvent) -> None:

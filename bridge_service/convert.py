@@ -18,10 +18,7 @@ from bridge_service.connectors.base import (
     BotInfo,
     BotInput,
     BotProtocolError,
-    BotText,
     BridgeOutput,
-    Capabilities,
-    ClockAck,
     ClockTickOut,
     FinalStatePart,
     JsonPiece,
@@ -33,6 +30,7 @@ from bridge_service.connectors.base import (
     SessionStartInfo,
     StateSyncOut,
 )
+from bridge_service.convert_tiers import CLOCK_PB, MODALITY_PB, tier_input, tier_message
 from recordings import identifiers
 from recordings.models import EventKind, Side
 from vae.bridge.v1 import bridge_pb2
@@ -51,10 +49,6 @@ _STOP = {
     if value != bridge_pb2.STOP_REASON_UNSPECIFIED
 }
 _FIRST = {"user": common_pb2.ROLE_USER, "agent": common_pb2.ROLE_AGENT}
-MODALITY_PB = {"audio": common_pb2.MODALITY_AUDIO, "text": common_pb2.MODALITY_TEXT}
-CLOCK_PB = {"real": common_pb2.CLOCK_KIND_REAL, "virtual": common_pb2.CLOCK_KIND_VIRTUAL}
-MODALITY_OF = {v: k for k, v in MODALITY_PB.items()}
-CLOCK_OF = {v: k for k, v in CLOCK_PB.items()}
 _NOTICE = {
     "sequence_gap": bridge_pb2.NOTICE_CODE_SEQUENCE_GAP,
     "audio_dropped": bridge_pb2.NOTICE_CODE_AUDIO_DROPPED,
@@ -98,11 +92,6 @@ def join_info(join: bridge_pb2.Join) -> tuple[Side, BotInfo, int, int]:
     if join.run_filter and (why := identifiers.problem(join.run_filter)):
         raise BotProtocolError("join.run_filter", f"{join.run_filter[:40]!r} {why}")
     return side, bot, send, receive
-
-
-def join_capabilities(join: bridge_pb2.Join) -> Capabilities:
-    """What the bot declared it can follow beyond audio on the real clock."""
-    return Capabilities(text=join.supports_text, virtual_clock=join.supports_virtual_clock)
 
 
 def _json(
@@ -192,18 +181,8 @@ def bot_input(msg: bridge_pb2.BotMessage, side: Side) -> BotInput:
         return BotAudio(a.sequence, a.sample_offset, a.pcm, a.sent_unix_nanos)
     if which == "event":
         return event_from_pb(msg.event, side)
-    if which == "clock_ack":
-        ack = msg.clock_ack
-        audio = None
-        if ack.HasField("audio"):
-            a = ack.audio
-            audio = BotAudio(a.sequence, a.sample_offset, a.pcm, a.sent_unix_nanos)
-        return ClockAck(ack.step, ack.wake_at_ms, audio)
-    if which == "text":
-        t = msg.text
-        if not t.text.strip():
-            raise BotProtocolError("text.text", "a text turn must not be empty")
-        return BotText(t.text, t.duration_ms, t.sequence, t.sent_unix_nanos)
+    if which in ("clock_ack", "text"):
+        return tier_input(msg)
     if which == "final_state":
         f = msg.final_state
         state = (
@@ -241,19 +220,8 @@ def bridge_message(out: BridgeOutput) -> bridge_pb2.BridgeMessage:
         audio.pcm = out.pcm
         audio.sent_unix_nanos = out.sent_ns
         return message
-    if isinstance(out, ClockTickOut):
-        return bridge_pb2.BridgeMessage(
-            clock_tick=bridge_pb2.ClockTick(step=out.step, session_ms=out.session_ms)
-        )
-    if isinstance(out, PeerText):
-        return bridge_pb2.BridgeMessage(
-            text=bridge_pb2.TextTurn(
-                text=out.text,
-                sequence=out.sequence,
-                sent_unix_nanos=out.sent_ns,
-                session_ms=out.session_ms,
-            )
-        )
+    if isinstance(out, ClockTickOut | PeerText):
+        return tier_message(out)
     if isinstance(out, SessionStartInfo):
         return bridge_pb2.BridgeMessage(
             session_start=bridge_pb2.SessionStart(

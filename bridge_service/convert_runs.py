@@ -7,7 +7,8 @@ from typing import Any
 
 from bridge_service.config import EndPolicy
 from bridge_service.connectors.base import ConnectorConfig, ConnectorError, check_connector
-from bridge_service.convert import CLOCK_OF, CLOCK_PB, MODALITY_OF, MODALITY_PB, stop_reason_pb
+from bridge_service.convert import stop_reason_pb
+from bridge_service.convert_tiers import CLOCK_OF, CLOCK_PB, MODALITY_OF, MODALITY_PB
 from bridge_service.run_model import Classification, RunEvent, RunEventKind, RunView, SessionSummary
 from recordings.models import RunStatus
 from recordings.scenarios.sources import Source

@@ -27,7 +27,8 @@ import grpc
 from bridge_service.config import BridgeSettings, RunSettings
 from bridge_service.connectors.base import BotLimitError, BotProtocolError
 from bridge_service.converse_endpoint import GrpcEndpoint
-from bridge_service.convert import join_capabilities, join_info
+from bridge_service.convert import join_info
+from bridge_service.convert_tiers import join_capabilities
 from bridge_service.framing import negotiate
 from bridge_service.pairing import PairingPool, Waiting
 from bridge_service.protocol_state import ProtocolState, Undecodable

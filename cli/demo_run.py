@@ -39,6 +39,7 @@ from bridge_service.config import BridgeSettings
 from bridge_service.server import BridgeServer
 from cli.demo_compare import previous_scored_run, print_comparison
 from cli.run_client import STATUS
+from cli.run_request import set_tier
 from cli.run_start import start_run
 from cli.tables import pct, table
 from recordings.reader import RecordingReader
@@ -47,7 +48,6 @@ from scorer_service.report.html import render
 from scorer_service.server import start_scorer
 from scorer_service.unscored import unscored_line
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
-from vae.common.v1 import common_pb2
 from vae.scorer.v1 import scorer_pb2, scorer_pb2_grpc
 
 
@@ -77,10 +77,6 @@ class DemoResult:
     #: How the suite ran: "audio"/"text" on the "real"/"virtual" clock.
     modality: str = "audio"
     clock: str = "real"
-
-
-_MODALITY = {"audio": common_pb2.MODALITY_AUDIO, "text": common_pb2.MODALITY_TEXT}
-_CLOCK = {"real": common_pb2.CLOCK_KIND_REAL, "virtual": common_pb2.CLOCK_KIND_VIRTUAL}
 
 
 def _run_options(concurrency: int, inactivity_s: float) -> bridge_pb2.RunOptions:
@@ -192,7 +188,7 @@ async def run_demo(
                         tg.create_task(run_bots(config, stop))
                     try:
                         options = _run_options(concurrency, inactivity_s)
-                        options.modality, options.clock = _MODALITY[modality], _CLOCK[clock]
+                        set_tier(options, modality, clock)
                         run = await _run_suite(
                             bridge.address, suite, options, show_progress, progress
                         )

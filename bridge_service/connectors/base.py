@@ -65,6 +65,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from bridge_service.connectors.capabilities import (
+    Capabilities,
+    capabilities,
+    connector_capabilities,
+    declare_capabilities,
+)
 from bridge_service.connectors.messages import (
     BotAudio,
     BotEvent,
@@ -172,34 +178,6 @@ class SideEndpoint(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class Capabilities:
-    """What a bot can do beyond audio on the real clock.
-
-    ``text``: it exchanges whole text turns in a text session; ``virtual_clock``:
-    it answers every step of the virtual clock. A gRPC bot declares them at Join
-    (``supports_text``, ``supports_virtual_clock``), a connector kind at registration.
-    """
-
-    text: bool = False
-    virtual_clock: bool = False
-
-    def lacks(self, modality: str, clock: str) -> list[str]:
-        """The Join fields this bot would need for a run of ``modality`` on ``clock``."""
-        missing = []
-        if modality == "text" and not self.text:
-            missing.append("supports_text")
-        if clock == "virtual" and not self.virtual_clock:
-            missing.append("supports_virtual_clock")
-        return missing
-
-
-def capabilities(endpoint: object) -> Capabilities:
-    """An endpoint's :class:`Capabilities` (none declared: audio on the real clock only)."""
-    found = getattr(endpoint, "capabilities", None)
-    return found if isinstance(found, Capabilities) else Capabilities()
-
-
 # ---------------------------------------------------------------- registry
 @dataclass(frozen=True, slots=True)
 class ConnectorConfig:
@@ -233,20 +211,6 @@ _checks: dict[str, str | Check] = {
     "pipecat": "bridge_service.connectors.pipecat:check_config",
     "twilio": "bridge_service.connectors.twilio:check_config",
 }
-#: What each kind can carry beyond real-time audio (why not, in the refusal).
-_capabilities: dict[str, tuple[Capabilities, str]] = {
-    # Text through RTVI send-text (tested with pipecat-ai 1.14.0); its pipeline paces its
-    # own audio in real time, so never the virtual clock.
-    "pipecat": (
-        Capabilities(text=True),
-        "a pipecat pipeline plays its audio in real time and cannot follow the virtual clock",
-    ),
-    "twilio": (
-        Capabilities(),
-        "Twilio Media Streams carries only audio (mu-law media), in real time: no text turns"
-        " and no virtual clock",
-    ),
-}
 
 
 def register_connector(
@@ -267,12 +231,7 @@ def register_connector(
         _checks.pop(kind, None)
     else:
         _checks[kind] = check
-    _capabilities[kind] = (capabilities or Capabilities(), why_not)
-
-
-def connector_capabilities(kind: str) -> tuple[Capabilities, str]:
-    """What connectors of ``kind`` can carry, and the reason they cannot (for a refusal)."""
-    return _capabilities.get(kind, (Capabilities(), f"the {kind} connector declares neither"))
+    declare_capabilities(kind, capabilities or Capabilities(), why_not)
 
 
 def connector_kinds() -> list[str]:

@@ -20,15 +20,8 @@ session (``RunOptions.user_connector``/``agent_connector`` with kind
    (id-matched; an error response or unsupported request just leaves that part
    empty) become the final state.
 
-In a text session (``RunOptions.modality`` text) no audio flows: each of the
-peer's turns goes to the bot as an RTVI ``send-text`` (``run_immediately``,
-``audio_response: false``: the bot answers in text, its TTS skipped), and
-the bot's answer — the ``bot-llm-text`` pieces between ``bot-llm-started``
-and ``bot-llm-stopped`` — comes back as one text turn. Tested with
-pipecat-ai 1.14.0. A pipecat whose RTVIProcessor does not know ``send-text``
-answers with an error response: the session then ends ``bot_error`` naming
-it, never silently in audio. pipecat cannot follow the virtual clock (its
-output transport paces audio in real time): StartRun refuses that.
+A text session goes through RTVI ``send-text`` (:mod:`.pipecat_text`);
+pipecat cannot follow the virtual clock (StartRun refuses it).
 
 vae never imports pipecat: frames are encoded by :mod:`.pipecat_frames`.
 """
@@ -50,7 +43,6 @@ from bridge_service.connectors.base import (
     BotInfo,
     BotInput,
     BotProtocolError,
-    BotText,
     BridgeOutput,
     Capabilities,
     ConnectorConfig,
@@ -83,6 +75,7 @@ from bridge_service.connectors.pipecat_messages import (
 )
 from bridge_service.connectors.pipecat_options import PipecatOptions, parse_options
 from bridge_service.connectors.pipecat_rtvi import RtviTranslator, as_dict
+from bridge_service.connectors.pipecat_text import LLM_TEXT, PipecatText
 from recordings.models import EventKind, Side
 
 __all__ = ["PipecatEndpoint", "check_config", "dial"]
@@ -110,10 +103,7 @@ class PipecatEndpoint:
         self._ending = False
         self._wake = asyncio.Event()
         #: A text session: turns go as send-text, the bot's LLM text comes back as turns.
-        self._text = False
-        self._reply: list[str] | None = None
-        self._turns = 0
-        self._audio_ignored = False
+        self.text = PipecatText()
         self.rtvi = RtviTranslator(role, options.rtvi, time.time_ns, lambda: self._in.offset)
 
     # ------------------------------------------------------------ handshake
@@ -194,8 +184,8 @@ class PipecatEndpoint:
         except FrameDecodeError as exc:
             return [self._malformed(f"undecodable frame: {exc}", data.hex()[:200])]
         if isinstance(frame, AudioFrame):
-            if self._text:
-                return self._ignored_audio()
+            if self.text.on:
+                return self.text.ignored_audio()
             return self._audio(frame)
         if isinstance(frame, MessageFrame):
             return self._message(frame.data)
@@ -224,41 +214,12 @@ class PipecatEndpoint:
             return [self._malformed("message frame is not a JSON object", text[:200])]
         kind = msg.get("type")
         if kind in ("server-response", "error-response") and (purpose := self._requests.pop(msg)):
-            if self._text and purpose in ("text", "kickoff") and kind == "error-response":
-                error = as_dict(msg.get("data")).get("error", msg.get("data"))
-                raise BotProtocolError(
-                    "send-text",
-                    f"the pipecat bot refused RTVI send-text ({error}); a text session needs "
-                    "a pipecat whose RTVIProcessor handles send-text (tested: pipecat-ai 1.14.0)",
-                )
+            self.text.check_response(purpose, msg)
             return self._response(purpose, msg)
-        if self._text and kind in ("bot-llm-started", "bot-llm-text", "bot-llm-stopped"):
-            return self._llm_text(str(kind), as_dict(msg.get("data")))
+        if self.text.on and kind in LLM_TEXT:
+            return self.text.llm(str(kind), as_dict(msg.get("data")))
         head: list[BotInput] = list(self._in.drain()) if kind == "bot-stopped-speaking" else []
         return head + list(self.rtvi.translate(msg))
-
-    def _llm_text(self, kind: str, data: dict[str, Any]) -> list[BotInput]:
-        """The bot's LLM answer, streamed as pieces, as one text turn."""
-        if kind == "bot-llm-started":
-            self._reply = []
-        elif kind == "bot-llm-text":
-            if self._reply is None:
-                self._reply = []
-            self._reply.append(str(data.get("text", "")))
-        else:
-            text = "".join(self._reply or []).strip()
-            self._reply = None
-            if text:
-                self._turns += 1
-                return [BotText(text, 0, self._turns - 1, time.time_ns())]
-        return []
-
-    def _ignored_audio(self) -> list[BotInput]:
-        if self._audio_ignored:
-            return []
-        self._audio_ignored = True
-        message = "audio from the bot in a text session was ignored (its TTS should be skipped)"
-        return [BotEvent(EventKind.LOG, time.time_ns(), {"level": "warning", "message": message})]
 
     def _response(self, purpose: str, msg: dict[str, Any]) -> list[BotInput]:
         body = as_dict(msg.get("data"))
@@ -295,11 +256,7 @@ class PipecatEndpoint:
     # ------------------------------------------------------------ bridge -> bot
     async def send(self, message: BridgeOutput) -> bool:
         if isinstance(message, PeerText):
-            body = {
-                "content": message.text,
-                "options": {"run_immediately": True, "audio_response": False},
-            }
-            await self._send_json(rtvi("send-text", self._requests.new("text"), body))
+            await self._send_json(self.text.send_text(message.text, self._requests))
             return True
         if isinstance(message, PeerAudio):
             buffered = self._ws.transport.get_write_buffer_size()
@@ -308,7 +265,7 @@ class PipecatEndpoint:
             await self._ws.send(encode(AudioFrame(message.pcm, self.receive_rate, 1)))
             return True
         if isinstance(message, SessionStartInfo):
-            self._text = message.modality == "text"
+            self.text.on = message.modality == "text"
             for msg in start_messages(message, self.options, self._requests):
                 await self._send_json(msg)
         elif isinstance(message, StateSyncOut):
