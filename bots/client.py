@@ -1,11 +1,17 @@
 """One Converse stream: Join, wait for a session, play it, answer FinalState.
 
-The stream is driven by three tasks in one TaskGroup — the reader (peer audio
-to the listener, peer transcripts, state syncs, the ending), the voice (paced
-audio out) and the brain. Outgoing messages go through one queue feeding the
-request iterator, so the tasks never write to the stream concurrently. On
+The stream is driven by up to three tasks in one TaskGroup — the reader (peer
+audio or text turns to the listener, peer transcripts, state syncs, clock
+steps, the ending), the voice (paced audio out, on the real clock only) and
+the brain. Outgoing messages go through one queue feeding the request
+iterator, so the tasks never write to the stream concurrently. On
 SessionEnding the brain is cancelled wherever it is, the voice closed, and the
 final state sent in chunks.
+
+The reference bots declare at Join that they take text sessions and follow
+the virtual clock (docs/contract.md). What a session's modality and clock
+change — how a frame, a text turn or a tick is played, and the answers to
+the virtual clock's steps — is :class:`bots.line.Line`.
 """
 
 from __future__ import annotations
@@ -19,7 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from bots.conversation import Conversation, SessionInfo
-from bots.listening import ListenSettings, PeerListener
+from bots.gate import Gate
+from bots.line import Line
+from bots.listening import ListenSettings, PeerListener, PeerTexts
 from bots.speech import Synthesiser
 from bots.voice import Voice
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
@@ -30,7 +38,10 @@ log = logging.getLogger("vae.bots.client")
 Brain = Callable[[Conversation], Awaitable[None]]
 JSON_CHUNK = 256 * 1024
 _FIRST = {common_pb2.ROLE_USER: "user", common_pb2.ROLE_AGENT: "agent"}
+_MODALITY = {common_pb2.MODALITY_TEXT: "text"}
+_CLOCK = {common_pb2.CLOCK_KIND_VIRTUAL: "virtual"}
 RECEIVE_RATE = 16000
+FRAMES_PER_MESSAGE = 2
 
 
 @dataclass
@@ -61,6 +72,9 @@ def session_info(start: bridge_pb2.SessionStart) -> SessionInfo:
         share_transcripts=start.share_transcripts,
         receive_rate=start.receive_format.sample_rate_hz or RECEIVE_RATE,
         first_speaker=_FIRST.get(start.first_speaker, ""),
+        modality=_MODALITY.get(start.modality, "audio"),
+        clock=_CLOCK.get(start.clock, "real"),
+        frame_ms=start.frame_ms or 16,
     )
 
 
@@ -100,10 +114,16 @@ class BotStream:
         version: str = "",
         run_filter: str = "",
         listen: ListenSettings | None = None,
+        supports_text: bool = True,
+        supports_virtual_clock: bool = True,
     ) -> None:
         self.stub, self.role, self.brain, self.synth = stub, role, brain, synth
         self.name, self.version, self.run_filter = name, version, run_filter
         self.listen = listen
+        self.supports_text = supports_text
+        self.supports_virtual_clock = supports_virtual_clock
+        #: The session's line (its modality and clock), once one started.
+        self._line: Line | None = None
         self._outbox: asyncio.Queue[bridge_pb2.BotMessage | None] = asyncio.Queue()
 
     async def _requests(self) -> AsyncIterator[bridge_pb2.BotMessage]:
@@ -126,6 +146,11 @@ class BotStream:
                     encoding=pcm, sample_rate_hz=RECEIVE_RATE, channels=1
                 ),
                 run_filter=self.run_filter,
+                # Two frames a message: half the messages, and on the virtual clock
+                # steps of 32 ms (the bridge takes the smaller of the two bots' asks).
+                frames_per_message=FRAMES_PER_MESSAGE,
+                supports_text=self.supports_text,
+                supports_virtual_clock=self.supports_virtual_clock,
             )
         )
 
@@ -149,12 +174,17 @@ class BotStream:
             call.cancel()
 
     async def _play(self, call: Any, info: SessionInfo) -> SessionOutcome | None:
-        listener = PeerListener(info.receive_rate, self.listen)
-        voice = Voice(self.synth.sample_rate, self._send_audio, self._send_boundary)
-        conv = Conversation(info, self.synth, voice, listener, self._send_event)
+        gate = Gate()
+        listener = PeerTexts() if info.text else PeerListener(info.receive_rate, self.listen)
+        voice = Voice(self.synth.sample_rate, self._send_audio, self._send_boundary, gate.poke)
+        conv = Conversation(
+            info, self.synth, voice, listener, self._send_event, gate=gate,
+            send_text=lambda text: line.send_text(text),
+        )  # fmt: skip
+        line = self._line = Line(conv, self._outbox)
         outcome: SessionOutcome | None = None
         async with asyncio.TaskGroup() as tg:
-            voice_task = tg.create_task(voice.run())
+            voice_task = tg.create_task(voice.run()) if line.paced else None
             brain_task = tg.create_task(self._run_brain(conv))
             while True:
                 msg = await _read(call)
@@ -162,7 +192,11 @@ class BotStream:
                     break
                 which = msg.WhichOneof("message")
                 if which == "audio":
-                    await listener.feed(msg.audio.pcm)
+                    await line.audio(msg.audio)
+                elif which == "text":
+                    await line.text(msg.text)
+                elif which == "clock_tick":
+                    await line.tick(msg.clock_tick)
                 elif which == "peer_event" and msg.peer_event.HasField("transcript"):
                     text = msg.peer_event.transcript.text
                     await conv.peer.add(text)
@@ -175,7 +209,10 @@ class BotStream:
                 elif which == "session_ending":
                     brain_task.cancel()
                     voice.close()
-                    await voice_task
+                    if voice_task is not None:
+                        await voice_task
+                    else:
+                        await voice.finish()
                     for m in final_state_messages(conv.db.state, conv.history):
                         self._outbox.put_nowait(m)
                 elif which == "session_ended":
@@ -200,11 +237,15 @@ class BotStream:
         except Exception as exc:  # a brain bug is logged and reported, not fatal to the stream
             log.exception("%s brain failed", conv.info.session_id)
             await conv.log(f"bot error: {exc!r}", common_pb2.LOG_LEVEL_ERROR)
+        finally:
+            conv.gate.finish()
 
     async def _send_audio(self, seq: int, offset: int, pcm: bytes, sent_ns: int) -> None:
         chunk = common_pb2.AudioChunk(
             sequence=seq, sample_offset=offset, pcm=pcm, sent_unix_nanos=sent_ns
         )
+        if self._line is not None and self._line.hold(chunk):
+            return  # goes out inside this step's ClockAck
         self._outbox.put_nowait(bridge_pb2.BotMessage(audio=chunk))
 
     async def _send_event(self, event: common_pb2.BotEvent) -> None:

@@ -4,6 +4,13 @@ Brains (scripted or LLM-driven) are written against :class:`Conversation`;
 the stream plumbing lives in :mod:`bots.client`. Every action reports the
 matching contract event (Transcript, SpeechStarted/Stopped, ToolCall, Metric,
 TokenUsage, EndConversation) so the recording explains what the bot did.
+
+The same brain plays a text session (``SessionStart.modality`` text): ``say``
+sends a whole ``TextTurn`` instead of synthesised audio (the bridge records it
+as the spoken transcript), the peer's turns are heard as whole turns
+(:class:`~bots.listening.PeerTexts`), and seconds of "line time" are seconds
+of the session's clock. Every wait goes through one :class:`~bots.gate.Gate`,
+which is what lets a bot follow the virtual clock.
 """
 
 from __future__ import annotations
@@ -16,8 +23,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bots.gate import Gate
 from bots.jsondb import JsonDb, ToolOutcome
-from bots.listening import PeerListener
+from bots.listening import PeerListener, PeerTexts
 from bots.speech import Synthesiser
 from bots.voice import Utterance, Voice
 from vae.common.v1 import common_pb2
@@ -44,6 +52,19 @@ class SessionInfo:
     receive_rate: int
     #: SessionStart.first_speaker: "agent", "user", or "" when the bridge leaves it open.
     first_speaker: str = ""
+    #: SessionStart.modality ("audio"/"text") and clock ("real"/"virtual").
+    modality: str = "audio"
+    clock: str = "real"
+    #: Length of the frames (one per step on the virtual clock) this bot receives, ms.
+    frame_ms: int = 16
+
+    @property
+    def text(self) -> bool:
+        return self.modality == "text"
+
+    @property
+    def virtual(self) -> bool:
+        return self.clock == "virtual"
 
     def opens_call(self, default: bool) -> bool:
         """Whether this bot speaks first: the bridge's word, else ``default``."""
@@ -72,6 +93,7 @@ class PeerTranscripts:
 
 
 Emit = Callable[[common_pb2.BotEvent], Awaitable[None]]
+SendText = Callable[[str], Awaitable[None]]
 
 
 class Conversation:
@@ -80,13 +102,23 @@ class Conversation:
         info: SessionInfo,
         synth: Synthesiser,
         voice: Voice,
-        listener: PeerListener,
+        listener: PeerListener | PeerTexts,
         emit: Emit,
+        *,
+        gate: Gate | None = None,
+        send_text: SendText | None = None,
     ) -> None:
         self.info = info
         self.synth = synth
         self.voice = voice
         self.listener = listener
+        #: Where every wait on the line goes (see bots.gate).
+        self.gate = gate or Gate()
+        self._send_text = send_text
+        #: Text sessions: the session's time in ms (bots.client keeps it: ticks of the
+        #: virtual clock, or the wall clock) and how a time wait gets woken.
+        self.clock_ms: Callable[[], int] = lambda: 0
+        self.wake_at: Callable[[int], None] = lambda at_ms: None
         self.db = JsonDb(info.initial_state)
         self.peer = PeerTranscripts()
         #: The context history sent with FinalState. Brains with their own
@@ -128,24 +160,45 @@ class Conversation:
 
     # ------------------------------------------------------------ listening
     async def wait_peer_turn(self) -> None:
-        """Wait until the peer finished a turn it began after our last utterance began."""
-        await self.listener.wait_turn_end(self.turn_mark)
+        """Wait until the peer finished a turn it began after our last utterance began.
+
+        Turns that began earlier (speech we talked over, or that we already
+        answered) do not count, so a barge-in never answers itself.
+        """
+        mark, listener = self.turn_mark, self.listener
+        await self.gate.until(lambda: listener.completed_turn > mark)
 
     async def wait_peer_speech(self) -> None:
         """Wait until the peer starts speaking (again) after our last utterance began."""
-        await self.listener.wait_speech_start(self.listener.starts)
+        starts, listener = self.listener.starts, self.listener
+        await self.gate.until(lambda: listener.starts > starts)
 
     async def wait_seconds(self, seconds: float) -> None:
-        """Let ``seconds`` of the received line pass: the bridge's clock drives it."""
-        if seconds > 0:
-            await self.listener.wait_heard(int(seconds * self.listener.sample_rate))
+        """Let ``seconds`` of the session pass: the bridge's clock drives it.
+
+        Audio: samples of the received line (the bridge delivers them on its
+        clock, real or virtual); text: the session's clock itself.
+        """
+        if seconds <= 0:
+            return
+        if self.info.text:
+            target = self.clock_ms() + round(seconds * 1000)
+            self.wake_at(target)
+            await self.gate.until(lambda: self.clock_ms() >= target, at_ms=target)
+            return
+        listener = self.listener
+        heard = listener.samples_heard + int(seconds * listener.sample_rate)
+        await self.gate.until(lambda: listener.samples_heard >= heard)
 
     # ------------------------------------------------------------ speaking
     async def say(self, text: str, *, yield_after_s: float | None = 0.3) -> SpeechResult:
         """Speak ``text``; when the peer talks over us for ``yield_after_s``, stop.
 
-        ``yield_after_s=None`` never yields (the bot talks over the peer).
+        ``yield_after_s=None`` never yields (the bot talks over the peer). In a
+        text session the whole turn is sent at once (nobody talks over text).
         """
+        if self.info.text:
+            return await self._say_text(text)
         started = time.perf_counter()
         pcm = await asyncio.to_thread(self.synth.synthesise, text)
         await self.metric("tts_synthesis", time.perf_counter() - started, "s", "tts")
@@ -153,7 +206,7 @@ class Conversation:
         starts_before = self.listener.starts
         utt = self.voice.start(pcm)
         self.turn_mark = self.listener.starts
-        await utt.started.wait()
+        await self.gate.until(utt.started.is_set)
         if self.listener.completed_turn > previous_mark and self.listener.last_end_offset >= 0:
             # Our own view of the response gap: the peer's last voiced sample to
             # our first, on the received line's clock.
@@ -161,7 +214,7 @@ class Conversation:
             await self.metric("response_gap", gap / self.listener.sample_rate, "s", "bot")
         if yield_after_s is not None:
             await self._watch_for_barge_in(utt, starts_before, yield_after_s)
-        await utt.done.wait()
+        await self.gate.until(utt.done.is_set)
         words = text.split()
         spoken = " ".join(words[: max(1, round(len(words) * utt.fraction))])
         said = text if not utt.truncated else spoken
@@ -183,17 +236,22 @@ class Conversation:
         return SpeechResult(said, not utt.truncated, utt.start_offset, utt.end_offset)
 
     async def _watch_for_barge_in(self, utt: Utterance, starts: int, after_s: float) -> None:
-        done = asyncio.ensure_future(utt.done.wait())
-        barge = asyncio.ensure_future(self.listener.wait_speech_start(starts))
-        try:
-            await asyncio.wait({done, barge}, return_when=asyncio.FIRST_COMPLETED)
-            if barge.done() and not utt.done.is_set():
-                await self.wait_seconds(after_s)
-                if self.listener.speaking and not utt.done.is_set():
-                    self.voice.stop()
-        finally:
-            done.cancel()
-            barge.cancel()
+        listener = self.listener
+        await self.gate.until(lambda: utt.done.is_set() or listener.starts > starts)
+        if not utt.done.is_set():
+            await self.wait_seconds(after_s)
+            if listener.speaking and not utt.done.is_set():
+                self.voice.stop()
+
+    async def _say_text(self, text: str) -> SpeechResult:
+        """A text session: the whole turn at once (the bridge records it as spoken)."""
+        if self._send_text is None:
+            raise RuntimeError("this conversation cannot send text turns")
+        self.turn_mark = self.listener.starts
+        await self._send_text(text)
+        if self.record_history:
+            self.history.append({"role": "assistant", "content": text})
+        return SpeechResult(text, True, -1, -1)
 
     # ------------------------------------------------------------ tools
     async def tool_call(

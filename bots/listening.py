@@ -5,6 +5,10 @@ caller does without understanding words — it waits until the line has been
 quiet for a while after the peer spoke. The bridge delivers the peer's audio
 continuously on its open-mic clock (silence when the peer is quiet), so the
 received sample count is a clock and every boundary is placed on it.
+
+In a text session there is nothing to detect: :class:`PeerTexts` counts the
+peer's whole text turns with the same counters, so a brain takes its turns
+the same way in both.
 """
 
 from __future__ import annotations
@@ -59,7 +63,14 @@ class PeerListener:
         self._changed = asyncio.Condition()
 
     async def feed(self, pcm: bytes) -> None:
-        """Process one received frame (PCM16 LE mono)."""
+        """Process one received frame (PCM16 LE mono) and wake the waiters."""
+        self.hear(pcm)
+        # Always wake waiters: clock waits (wait_heard) advance on every frame.
+        async with self._changed:
+            self._changed.notify_all()
+
+    def hear(self, pcm: bytes) -> None:
+        """Process one received frame (PCM16 LE mono); waiters are not woken."""
         samples = np.frombuffer(pcm, dtype="<i2")
         n = len(samples)
         loud = rms_dbfs(samples) > self.settings.threshold_dbfs
@@ -82,9 +93,6 @@ class PeerListener:
                 self.ends += 1
                 self.completed_turn = self.starts
                 self.last_end_offset = self.samples_heard - self._quiet_run
-        # Always wake waiters: clock waits (wait_heard) advance on every frame.
-        async with self._changed:
-            self._changed.notify_all()
 
     def _ms(self, samples: int) -> float:
         return samples * 1000.0 / self.sample_rate
@@ -108,3 +116,30 @@ class PeerListener:
         target = self.samples_heard + samples
         async with self._changed:
             await self._changed.wait_for(lambda: self.samples_heard >= target)
+
+
+class PeerTexts:
+    """The peer's whole turns in a text session, with :class:`PeerListener`'s counters.
+
+    Each turn is an onset and a completed turn at once (``speaking`` is never
+    true: a text turn cannot be talked over). There is no received audio, so
+    the sample positions stay -1.
+    """
+
+    sample_rate = 1000
+    samples_heard = 0
+    speaking = False
+    last_start_offset = -1
+    last_end_offset = -1
+
+    def __init__(self) -> None:
+        self.starts = 0
+        self.ends = 0
+        self.completed_turn = 0
+        self.texts: list[str] = []
+
+    def hear(self, text: str) -> None:
+        self.texts.append(text)
+        self.starts += 1
+        self.ends += 1
+        self.completed_turn = self.starts

@@ -45,6 +45,9 @@ class BotConfig:
     max_sessions: int = 0
     synth: Synthesiser | None = None
     listen: ListenSettings | None = None
+    #: What the bot declares at Join (the reference bots can do both).
+    supports_text: bool = True
+    supports_virtual_clock: bool = True
     outcomes: list[SessionOutcome] = field(default_factory=list)
     #: Give up when the bridge has been unreachable this long (seconds).
     give_up_after_s: float = field(
@@ -90,7 +93,8 @@ async def run_bots(config: BotConfig, stop: asyncio.Event) -> list[SessionOutcom
                 stream = BotStream(
                     stub, config.role, config.brain(), synth,
                     name=config.name, version=config.version, run_filter=config.run_filter,
-                    listen=config.listen,
+                    listen=config.listen, supports_text=config.supports_text,
+                    supports_virtual_clock=config.supports_virtual_clock,
                 )  # fmt: skip
                 try:
                     outcome = await _until_stopped(stream.run(), stop)

@@ -15,12 +15,15 @@ lock; results are cached by text because scripted bots repeat their lines.
 
 from __future__ import annotations
 
+import _ctypes
 import ctypes
 import ctypes.util
 import functools
 import importlib.util
 import logging
 import os
+import shutil
+import tempfile
 import threading
 from typing import Protocol
 
@@ -92,7 +95,18 @@ _SynthCallback = ctypes.CFUNCTYPE(
 
 
 class EspeakSynthesiser:
-    """eSpeak NG in synchronous mode, PCM collected through its callback."""
+    """eSpeak NG in synchronous mode, PCM collected through its callback.
+
+    Every synthesis runs on a fresh copy of the library, loaded for it and
+    unloaded after: eSpeak keeps state between utterances (its spectrum
+    interpolation and pitch flutter live in static variables that neither
+    ``espeak_Terminate`` nor a new ``espeak_Initialize`` resets), so the same
+    line would come out a few samples different depending on what the process
+    said before — and, with concurrent sessions, on scheduling. A fresh library
+    makes the voice a pure function of the text: two runs on the virtual clock
+    are identical sample for sample. It costs a few ms per distinct line
+    (results are cached by text).
+    """
 
     name = "espeak-ng"
     _lock = threading.Lock()
@@ -100,23 +114,47 @@ class EspeakSynthesiser:
     def __init__(
         self, library: str, data_dir: str | None, voice: str = "en", words_per_minute: int = 205
     ) -> None:
-        self._lib = ctypes.CDLL(library)
-        self._lib.espeak_Initialize.restype = ctypes.c_int
-        path = data_dir.encode() if data_dir else None
-        rate = self._lib.espeak_Initialize(
-            _AUDIO_OUTPUT_SYNCHRONOUS, 0, path, _ESPEAK_INIT_DONT_EXIT
-        )
-        if rate <= 0:
-            raise OSError(f"espeak_Initialize failed ({rate})")
-        self.sample_rate = int(rate)
+        self._library = library
+        self._data = data_dir.encode() if data_dir else None
+        self._voice = voice.encode()
+        # A brisk phone voice keeps the example conversations short.
+        self._words_per_minute = words_per_minute
+        self._copies = tempfile.TemporaryDirectory(prefix="vae-espeak-")
+        self._loaded = 0
         self._chunks: list[bytes] = []
         # Keep a reference: ctypes frees the trampoline with the Python object.
         self._callback = _SynthCallback(self._collect)
-        self._lib.espeak_SetSynthCallback(self._callback)
-        if self._lib.espeak_SetVoiceByName(voice.encode()) != 0:
-            raise OSError(f"espeak-ng has no voice {voice!r}")
-        # A brisk phone voice keeps the example conversations short.
-        self._lib.espeak_SetParameter(_ESPEAK_RATE, words_per_minute, 0)
+        with self._lock:
+            lib, path, rate = self._load()
+            self._unload(lib, path)
+        self.sample_rate = rate
+
+    def _load(self) -> tuple[ctypes.CDLL, str, int]:
+        """A fresh copy of the library, initialised with the voice (OSError if unusable)."""
+        self._loaded += 1
+        path = os.path.join(self._copies.name, f"libespeak-ng-{self._loaded}.so")
+        shutil.copyfile(self._library, path)
+        lib = ctypes.CDLL(path)
+        lib.espeak_Initialize.restype = ctypes.c_int
+        rate = lib.espeak_Initialize(
+            _AUDIO_OUTPUT_SYNCHRONOUS, 0, self._data, _ESPEAK_INIT_DONT_EXIT
+        )
+        if rate <= 0:
+            self._unload(lib, path, initialised=False)
+            raise OSError(f"espeak_Initialize failed ({rate})")
+        lib.espeak_SetSynthCallback(self._callback)
+        if lib.espeak_SetVoiceByName(self._voice) != 0:
+            self._unload(lib, path)
+            raise OSError(f"espeak-ng has no voice {self._voice.decode()!r}")
+        lib.espeak_SetParameter(_ESPEAK_RATE, self._words_per_minute, 0)
+        return lib, path, int(rate)
+
+    @staticmethod
+    def _unload(lib: ctypes.CDLL, path: str, *, initialised: bool = True) -> None:
+        if initialised:
+            lib.espeak_Terminate()
+        _ctypes.dlclose(lib._handle)
+        os.unlink(path)
 
     def _collect(self, wav: ctypes._Pointer[ctypes.c_short], count: int, _events: int) -> int:
         if count > 0 and wav:
@@ -127,12 +165,16 @@ class EspeakSynthesiser:
     def synthesise(self, text: str) -> np.ndarray:
         data = text.encode("utf-8")
         with self._lock:
-            self._chunks = []
-            status = self._lib.espeak_Synth(
-                ctypes.c_char_p(data), ctypes.c_size_t(len(data) + 1),
-                0, 0, 0, _ESPEAK_CHARS_UTF8, None, None,
-            )  # fmt: skip
-            chunks, self._chunks = self._chunks, []
+            lib, path, _ = self._load()
+            try:
+                self._chunks = []
+                status = lib.espeak_Synth(
+                    ctypes.c_char_p(data), ctypes.c_size_t(len(data) + 1),
+                    0, 0, 0, _ESPEAK_CHARS_UTF8, None, None,
+                )  # fmt: skip
+                chunks, self._chunks = self._chunks, []
+            finally:
+                self._unload(lib, path)
         if status != 0:
             raise OSError(f"espeak_Synth failed ({status})")
         pcm = np.frombuffer(b"".join(chunks), dtype="<i2")

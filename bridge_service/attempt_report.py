@@ -37,6 +37,8 @@ async def emit_started(run: RunState, plan: SessionPlan) -> None:
         plan.scenario.name,
         plan.attempt,
         retry_reason=plan.retry_reason,
+        modality=plan.settings.modality,
+        clock=plan.settings.clock,
     )
     await run.emit(
         RunEvent(
@@ -87,6 +89,8 @@ async def emit_ended(run: RunState, plan: SessionPlan, result: SessionResult) ->
         "ended",
         plan.retry_reason,
         result.detail,
+        modality=plan.settings.modality,
+        clock=plan.settings.clock,
     )
     message = f"{plan.scenario.name} attempt {plan.attempt}: {result.stop_reason}"
     if result.detail:
@@ -118,6 +122,9 @@ async def record_unrun(
             now,
             retry_reason=plan.retry_reason,
         )
+    )
+    await writer.put_session_mode(
+        plan.session_id, modality=plan.settings.modality, clock=plan.settings.clock
     )
     await writer.end_session(
         plan.session_id,

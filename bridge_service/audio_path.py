@@ -7,7 +7,11 @@ frame per tick of the open-mic clock:
   direction, HQ by default): never per-chunk interpolation, which clicks at
   chunk edges. Equal rates skip it, so audio passes bit-exact. The resampler's
   own delay is reported (``resampler_delay_s``) and recorded with the session
-  so latency metrics can subtract it.
+  so latency metrics can subtract it. It runs in float32 and rounds back to
+  PCM16 itself: soxr's own int16 output adds a dither whose noise depends on
+  how many streams the process opened before, so the same audio would not
+  come out the same — and two runs on the virtual clock could not be
+  identical sample for sample.
 - **Jitter buffer**: delivery of a spurt starts once ``jitter_buffer_ms`` of
   audio is buffered, then drains by sample count (not arrival time), so bursty
   senders (40 ms chunks with 32–48 ms gaps) play without gaps. When the buffer
@@ -51,7 +55,7 @@ class Direction:
         self._resampler = (
             None
             if in_rate == out_rate
-            else soxr.ResampleStream(in_rate, out_rate, 1, dtype="int16", quality=quality)
+            else soxr.ResampleStream(in_rate, out_rate, 1, dtype="float32", quality=quality)
         )
         self._delay_s = _resampler_delay_s(in_rate, out_rate, quality)
         self._flushed = False
@@ -79,8 +83,8 @@ class Direction:
         caller but no longer delivered.
         """
         if self._resampler is not None and not self._flushed:
-            tail = self._resampler.resample_chunk(np.zeros(0, dtype="<i2"), last=True)
-            self._buffer += tail.tobytes()
+            tail = self._resampler.resample_chunk(np.zeros(0, dtype=np.float32), last=True)
+            self._buffer += _pcm16(tail)
             if len(self._buffer) and not self._playing:
                 self._playing = True
         self._flushed = True
@@ -94,8 +98,8 @@ class Direction:
         if self._flushed:
             return 0
         if self._resampler is not None:
-            out = self._resampler.resample_chunk(np.frombuffer(pcm, dtype="<i2"))
-            pcm = out.tobytes()
+            samples = np.frombuffer(pcm, dtype="<i2").astype(np.float32)
+            pcm = _pcm16(self._resampler.resample_chunk(samples))
         room = self._max_bytes - len(self._buffer)
         dropped = 0
         if len(pcm) > room:
@@ -144,10 +148,17 @@ class Direction:
         return not self._buffer
 
 
+def _pcm16(samples: np.ndarray) -> bytes:
+    """Float samples on the PCM16 scale, rounded (half to even) and clipped: no dither."""
+    np.rint(samples, out=samples)
+    np.clip(samples, -32768, 32767, out=samples)
+    return samples.astype("<i2").tobytes()
+
+
 def _resampler_delay_s(in_rate: int, out_rate: int, quality: str) -> float:
     """The steady-state delay of a soxr stream, measured once on a probe stream."""
     if in_rate == out_rate:
         return 0.0
-    probe = soxr.ResampleStream(in_rate, out_rate, 1, dtype="int16", quality=quality)
-    probe.resample_chunk(np.zeros(in_rate // 10, dtype="<i2"))
+    probe = soxr.ResampleStream(in_rate, out_rate, 1, dtype="float32", quality=quality)
+    probe.resample_chunk(np.zeros(in_rate // 10, dtype=np.float32))
     return float(probe.delay()) / out_rate

@@ -13,6 +13,12 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from bridge_service.connectors.base import ConnectorConfig
+from bridge_service.session_time import CLOCKS, REAL
+
+#: How the bots of a run talk (``RunOptions.modality``).
+AUDIO = "audio"
+TEXT = "text"
+MODALITIES = (AUDIO, TEXT)
 
 #: Sample rates a bot may send or receive.
 MIN_RATE = 8000
@@ -43,6 +49,10 @@ class StopReason(enum.StrEnum):
     FIRST_SPEAKER_SILENT = "first_speaker_silent"
     #: A replay played its last recorded user turn and heard the agent's reply.
     REPLAY_FINISHED = "replay_finished"
+    #: On the virtual clock, a bot answered no step for the inactivity timeout (wall).
+    CLOCK_STALLED = "clock_stalled"
+    #: Only bots that did not declare the run's text / virtual clock support were waiting.
+    BOT_UNSUPPORTED = "bot_unsupported"
 
 
 @dataclass(frozen=True)
@@ -111,6 +121,10 @@ class RunSettings:
     #: Replay: the source run, and scenario name -> source session id.
     replay_from: str = ""
     replay_sources: dict[str, str] = field(default_factory=dict)
+    #: "audio" or "text" (``vae run --modality``): see docs/contract.md.
+    modality: str = AUDIO
+    #: "real" or "virtual" (``vae run --clock``): the session's clock (session_time).
+    clock: str = REAL
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -162,6 +176,8 @@ class RunSettings:
                 "replay_gate_silence_s",
                 "must be 0.05..10 s",
             ),
+            (self.modality in MODALITIES, "modality", "must be audio or text"),
+            (self.clock in CLOCKS, "clock", "must be real or virtual"),
         ]
         for ok, name, problem in checks:
             if not ok:

@@ -35,6 +35,7 @@ from bridge_service.connectors.base import (
     BotInput,
     BotProtocolError,
     BridgeOutput,
+    Capabilities,
     PeerAudio,
 )
 from bridge_service.convert import bot_input, bridge_message
@@ -55,8 +56,11 @@ class GrpcEndpoint:
         max_frames: int,
         protocol: ProtocolState,
         framing: Framing,
+        capabilities: Capabilities | None = None,
     ) -> None:
         self.role = role
+        #: What the bot declared at Join (text turns, the virtual clock).
+        self.capabilities = capabilities or Capabilities()
         self.protocol = protocol
         #: A protocol violation seen by the reader (also while still waiting).
         self.violation: BotProtocolError | None = None

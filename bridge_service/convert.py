@@ -19,15 +19,18 @@ from bridge_service.connectors.base import (
     BotInput,
     BotProtocolError,
     BridgeOutput,
+    ClockTickOut,
     FinalStatePart,
     JsonPiece,
     NoticeOut,
     PeerAudio,
     PeerEvent,
+    PeerText,
     SessionEndingOut,
     SessionStartInfo,
     StateSyncOut,
 )
+from bridge_service.convert_tiers import CLOCK_PB, MODALITY_PB, tier_input, tier_message
 from recordings import identifiers
 from recordings.models import EventKind, Side
 from vae.bridge.v1 import bridge_pb2
@@ -178,6 +181,8 @@ def bot_input(msg: bridge_pb2.BotMessage, side: Side) -> BotInput:
         return BotAudio(a.sequence, a.sample_offset, a.pcm, a.sent_unix_nanos)
     if which == "event":
         return event_from_pb(msg.event, side)
+    if which in ("clock_ack", "text"):
+        return tier_input(msg)
     if which == "final_state":
         f = msg.final_state
         state = (
@@ -215,6 +220,8 @@ def bridge_message(out: BridgeOutput) -> bridge_pb2.BridgeMessage:
         audio.pcm = out.pcm
         audio.sent_unix_nanos = out.sent_ns
         return message
+    if isinstance(out, ClockTickOut | PeerText):
+        return tier_message(out)
     if isinstance(out, SessionStartInfo):
         return bridge_pb2.BridgeMessage(
             session_start=bridge_pb2.SessionStart(
@@ -239,6 +246,8 @@ def bridge_message(out: BridgeOutput) -> bridge_pb2.BridgeMessage:
                 first_speaker=_FIRST.get(out.first_speaker, common_pb2.ROLE_UNSPECIFIED),
                 seed=out.seed,
                 trial=out.trial,
+                modality=MODALITY_PB.get(out.modality, common_pb2.MODALITY_AUDIO),
+                clock=CLOCK_PB.get(out.clock, common_pb2.CLOCK_KIND_REAL),
             )
         )
     if isinstance(out, PeerEvent):

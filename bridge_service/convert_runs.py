@@ -8,6 +8,7 @@ from typing import Any
 from bridge_service.config import EndPolicy
 from bridge_service.connectors.base import ConnectorConfig, ConnectorError, check_connector
 from bridge_service.convert import stop_reason_pb
+from bridge_service.convert_tiers import CLOCK_OF, CLOCK_PB, MODALITY_OF, MODALITY_PB
 from bridge_service.run_model import Classification, RunEvent, RunEventKind, RunView, SessionSummary
 from recordings.models import RunStatus
 from recordings.scenarios.sources import Source
@@ -108,6 +109,10 @@ def overrides_from_pb(options: bridge_pb2.RunOptions) -> dict[str, Any]:
         out["tags"] = list(options.tags)
     if options.first_speaker in _ROLE:
         out["first_speaker"] = _ROLE[options.first_speaker]
+    if options.modality in MODALITY_OF:
+        out["modality"] = MODALITY_OF[options.modality]
+    if options.clock in CLOCK_OF:
+        out["clock"] = CLOCK_OF[options.clock]
     for name in ("user_connector", "agent_connector"):
         cfg = _connector(getattr(options, name), name)
         if cfg is not None:
@@ -139,6 +144,8 @@ def options_pb(options: dict[str, Any]) -> bridge_pb2.RunOptions:
             target.connect_timeout_s = float(cfg.get("connect_timeout_s", 30.0))
     if options.get("first_speaker") in _ROLE_PB:
         pb.first_speaker = _ROLE_PB[options["first_speaker"]]
+    pb.modality = MODALITY_PB.get(str(options.get("modality", "audio")), common_pb2.MODALITY_AUDIO)
+    pb.clock = CLOCK_PB.get(str(options.get("clock", "real")), common_pb2.CLOCK_KIND_REAL)
     return pb
 
 
@@ -160,6 +167,8 @@ def summary_pb(s: SessionSummary) -> bridge_pb2.SessionSummary:
         stop_detail=s.stop_detail,
         bot_errors=list(s.bot_errors),
         finished=s.finished,
+        modality=MODALITY_PB.get(s.modality, common_pb2.MODALITY_AUDIO),
+        clock=CLOCK_PB.get(s.clock, common_pb2.CLOCK_KIND_REAL),
     )
 
 

@@ -38,8 +38,10 @@ class _Window:
 
 
 class DropLog:
-    def __init__(self, record: Record) -> None:
+    def __init__(self, record: Record, now_ns: Callable[[], int] = time.time_ns) -> None:
         self._record = record
+        #: The session's clock (``session_time``): windows are seconds of session time.
+        self._now_ns = now_ns
         self._open: dict[tuple[Side, EventKind, str], _Window] = {}
 
     async def add(
@@ -54,7 +56,7 @@ class DropLog:
         **extra: Any,
     ) -> bool:
         """Count one drop or gap; True when it opened a new window (notify the bot then)."""
-        now = time.time_ns()
+        now = self._now_ns()
         second = now // _NS
         key = (side, kind, cause)
         window = self._open.get(key)

@@ -7,6 +7,14 @@ once (:meth:`PairingPool.claim`), so it never holds one bot while waiting for
 the other and starves another session. A stream that waits longer than the
 bridge's wait timeout is told so (WaitTimeout) and released by its handler; a
 bot that leaves while waiting is marked ``left`` and is never handed out.
+
+A run in text or on the virtual clock takes only bots that declared they can
+follow it at Join (``supports_text``, ``supports_virtual_clock``: the
+endpoint's :class:`~bridge_service.connectors.base.Capabilities`); the others
+keep waiting for a run they can serve. When only such bots waited for a role
+until the pairing timeout, :class:`PairingTimeout` names them (``unsupported``):
+the attempt is recorded ``bot_unsupported``, never played on a clock or in a
+modality its bot cannot follow.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ import asyncio
 import itertools
 from dataclasses import dataclass, field
 
-from bridge_service.connectors.base import SideEndpoint
+from bridge_service.connectors.base import SideEndpoint, capabilities
 from recordings.models import Side
 
 _ids = itertools.count(1)
@@ -34,10 +42,31 @@ class Waiting:
         return not self.run_filter or run_id == self.run_filter
 
 
+def describe_bots(entries: list[Waiting]) -> str:
+    """``name version`` of each distinct bot, with its stream count."""
+    counts: dict[str, int] = {}
+    for entry in entries:
+        bot = entry.endpoint.bot
+        name = f"{bot.name or 'unnamed'} {bot.version}".strip()
+        counts[name] = counts.get(name, 0) + 1
+    return ", ".join(f"{n} ({c} streams)" if c > 1 else n for n, c in sorted(counts.items()))
+
+
 class PairingTimeout(Exception):
-    def __init__(self, missing: list[Side], waited_s: float) -> None:
+    def __init__(
+        self, missing: list[Side], waited_s: float, unsupported: dict[Side, str] | None = None
+    ) -> None:
+        #: Role -> why the bots of that role that did wait could not be taken.
+        self.unsupported = unsupported or {}
         roles = " and ".join(str(m) for m in missing)
-        super().__init__(f"no {roles} bot joined within {waited_s:g} s")
+        message = f"no {roles} bot joined within {waited_s:g} s"
+        if self.unsupported:
+            message = "; ".join(
+                f"no {role} bot that can follow this run joined within {waited_s:g} s"
+                + (f" ({why})" if (why := self.unsupported.get(role)) else "")
+                for role in missing
+            )
+        super().__init__(message)
         self.missing = missing
 
 
@@ -63,16 +92,50 @@ class PairingPool:
             1 for w in self._waiting if not w.left and (role is None or w.endpoint.role is role)
         )
 
-    def _find(self, role: Side, run_id: str) -> Waiting | None:
+    def _find(self, role: Side, run_id: str, modality: str, clock: str) -> Waiting | None:
         for entry in self._waiting:
-            if not entry.left and entry.endpoint.role is role and entry.accepts(run_id):
+            if (
+                not entry.left
+                and entry.endpoint.role is role
+                and entry.accepts(run_id)
+                and not capabilities(entry.endpoint).lacks(modality, clock)
+            ):
                 return entry
         return None
 
+    def unable(self, role: Side, run_id: str, modality: str, clock: str) -> str:
+        """Why the bots of ``role`` waiting for ``run_id`` cannot take it ("": none such).
+
+        Only when every such bot lacks what the run needs: names the bots and the
+        Join fields they did not declare.
+        """
+        waiting = [
+            w for w in self._waiting if not w.left and w.endpoint.role is role and w.accepts(run_id)
+        ]
+        lacking = [w for w in waiting if capabilities(w.endpoint).lacks(modality, clock)]
+        if not waiting or len(lacking) < len(waiting):
+            return ""
+        fields = sorted(
+            {f for w in lacking for f in capabilities(w.endpoint).lacks(modality, clock)}
+        )
+        return (
+            f"the {role} bots waiting ({describe_bots(lacking)}) did not declare "
+            + " and ".join(f"Join.{f}" for f in fields)
+        )
+
     async def claim(
-        self, run_id: str, roles: list[Side], timeout_s: float
+        self,
+        run_id: str,
+        roles: list[Side],
+        timeout_s: float,
+        *,
+        modality: str = "audio",
+        clock: str = "real",
     ) -> dict[Side, SideEndpoint]:
-        """Take one waiting bot of each role for a session of ``run_id``, all or none."""
+        """Take one waiting bot of each role for a session of ``run_id``, all or none.
+
+        Only bots that can follow ``modality`` on ``clock`` are taken.
+        """
         if not roles:
             return {}
         loop = asyncio.get_running_loop()
@@ -81,7 +144,7 @@ class PairingPool:
             while True:
                 # Drop entries whose stream went away without removing itself.
                 self._waiting = [w for w in self._waiting if not w.left]
-                found = {role: self._find(role, run_id) for role in roles}
+                found = {role: self._find(role, run_id, modality, clock) for role in roles}
                 if all(found.values()):
                     taken: dict[Side, SideEndpoint] = {}
                     for role, entry in found.items():
@@ -93,7 +156,12 @@ class PairingPool:
                 remaining = deadline - loop.time()
                 if remaining <= 0:
                     missing = [role for role, entry in found.items() if entry is None]
-                    raise PairingTimeout(missing, timeout_s)
+                    unsupported = {
+                        role: why
+                        for role in missing
+                        if (why := self.unable(role, run_id, modality, clock))
+                    }
+                    raise PairingTimeout(missing, timeout_s, unsupported)
                 try:
                     await asyncio.wait_for(self._changed.wait(), remaining)
                 except TimeoutError:

@@ -67,4 +67,6 @@ def start_info(
         first_speaker=plan.settings.first_speaker or sc.first_speaker or "",
         seed=noise_seed(plan.settings.seed, sc.name),
         trial=split_trial(sc.name)[1] or 0,
+        modality=plan.settings.modality,
+        clock=plan.settings.clock,
     )

@@ -8,9 +8,12 @@ see it, so a well-behaved bot never races a transition):
 state      entered when the bridge   a bot may send
 ========== ======================= =========================================
 waiting    answers ``Joined``        nothing (half-closing the stream leaves)
-in_session queues ``SessionStart``   ``audio``, ``event``
-ending     queues ``SessionEnding``  ``final_state``; ``audio``/``event`` still
-                                     in flight (recorded, not delivered)
+in_session queues ``SessionStart``   ``audio``, ``event``, ``text``,
+                                     ``clock_ack`` (which fit the session's
+                                     modality and clock: session_io checks)
+ending     queues ``SessionEnding``  ``final_state``; ``audio``/``text``/
+                                     ``event``/``clock_ack`` still in flight
+                                     (recorded, not delivered)
 ended      queues ``SessionEnded``   nothing; late messages are ignored
 ========== ======================= =========================================
 
@@ -67,8 +70,10 @@ class Undecodable:
 
 _ALLOWED = {
     StreamState.WAITING: frozenset[str](),
-    StreamState.IN_SESSION: frozenset({"audio", "event"}),
-    StreamState.ENDING: frozenset({"audio", "event", "final_state"}),
+    # Whether text and clock_ack fit the session (its modality, its clock) is
+    # the session's check (session_io), which knows them.
+    StreamState.IN_SESSION: frozenset({"audio", "event", "text", "clock_ack"}),
+    StreamState.ENDING: frozenset({"audio", "event", "final_state", "text", "clock_ack"}),
 }
 
 
@@ -130,8 +135,11 @@ class ProtocolState:
             raise BotProtocolError(which or "message", problem)
         if which == "audio":
             self._check_audio(msg.audio)
-        elif which == "event":
+        elif which in ("event", "text"):
             self._count_event()
+        elif which == "clock_ack":
+            if msg.clock_ack.HasField("audio"):
+                self._check_audio(msg.clock_ack.audio)
         else:
             f = msg.final_state
             for name in ("state", "context"):

@@ -14,6 +14,7 @@ paths: the clock never waits on the writer's queue (and so never on disk).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from recordings.audio import SegmentBuilder
@@ -27,8 +28,11 @@ class SessionRecorder:
         writer: RecordingWriter,
         session_id: str,
         rates: dict[Channel, int],
+        now_ns: Callable[[], int] = time.time_ns,
     ) -> None:
         self.writer = writer
+        #: The session's clock (``session_time``): the default time of an event.
+        self.now_ns = now_ns
         self.session_id = session_id
         self._builders = {
             channel: SegmentBuilder(session_id, channel, rate, max_age_s=0.5)
@@ -62,7 +66,7 @@ class SessionRecorder:
             session_id=self.session_id,
             side=side,
             kind=kind,
-            bridge_ns=time.time_ns() if bridge_ns is None else bridge_ns,
+            bridge_ns=self.now_ns() if bridge_ns is None else bridge_ns,
             bot_ns=bot_ns,
             payload=payload,
         )

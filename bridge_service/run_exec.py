@@ -190,7 +190,9 @@ class RunExecutor:
                         run, self.connectors.dial(config, side)
                     )
             need = [side for side in (Side.USER, Side.AGENT) if side not in dialled]
-            claim = self.pool.claim(run.run_id, need, s.pairing_timeout_s)
+            claim = self.pool.claim(
+                run.run_id, need, s.pairing_timeout_s, modality=s.modality, clock=s.clock
+            )
             dialled.update(await self._until_cancelled(run, claim))
         except BaseException:
             await close_endpoints(dialled)
@@ -209,9 +211,8 @@ class RunExecutor:
             replayed = await open_replay(run.settings, plan, self.writer.path)
             endpoints = await self._endpoints(run, replayed)
         except PairingTimeout as exc:
-            return await record_unrun(
-                self.writer, run, plan, StopReason.PEER_NEVER_JOINED, str(exc)
-            )
+            why = StopReason.BOT_UNSUPPORTED if exc.unsupported else StopReason.PEER_NEVER_JOINED
+            return await record_unrun(self.writer, run, plan, why, str(exc))
         except ConnectorError as exc:
             detail = f"connector: {exc}"
             return await record_unrun(self.writer, run, plan, StopReason.CONNECTOR_FAILED, detail)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from bridge_service.config import RunSettings
 from recordings.bot_errors import bot_errors
-from recordings.models import RunRecord, RunStatus, SessionRecord
+from recordings.models import RunRecord, RunStatus, SessionMode, SessionRecord
 from recordings.reader import RecordingReader
 from recordings.scenarios.model import Scenario
 from recordings.stop_reasons import is_finished
@@ -43,13 +43,19 @@ class SessionSummary:
     retry_reason: str = ""
     stop_detail: str = ""
     bot_errors: tuple[str, ...] = ()
+    #: "audio"/"text" and "real"/"virtual": how the session ran.
+    modality: str = "audio"
+    clock: str = "real"
 
     @property
     def finished(self) -> bool:
         return is_finished(self.stop_reason)
 
     @classmethod
-    def from_record(cls, s: SessionRecord, errors: list[str] | None = None) -> SessionSummary:
+    def from_record(
+        cls, s: SessionRecord, errors: list[str] | None = None, mode: SessionMode | None = None
+    ) -> SessionSummary:
+        mode = mode or SessionMode()
         return cls(
             run_id=s.run_id,
             session_id=s.session_id,
@@ -64,6 +70,8 @@ class SessionSummary:
             retry_reason=s.retry_reason,
             stop_detail=s.stop_detail,
             bot_errors=tuple(errors or ()),
+            modality=mode.modality,
+            clock=mode.clock,
         )
 
 
@@ -140,6 +148,7 @@ class RunState:
 def run_view(reader: RecordingReader, record: RunRecord, live: RunState | None) -> RunView:
     """The run as GetRun, ListRuns and WatchRun report it, bot errors included."""
     sessions = reader.sessions(record.run_id)
+    modes = reader.session_modes(record.run_id)
     latest = reader.latest_attempts(record.run_id)
     total = len(reader.run_scenarios(record.run_id))
     done = sum(1 for s in latest.values() if is_finished(s.stop_reason))
@@ -153,7 +162,8 @@ def run_view(reader: RecordingReader, record: RunRecord, live: RunState | None) 
         scenarios_done=live.done if live else done,
         vae_version=record.vae_version,
         sessions=[
-            SessionSummary.from_record(s, bot_errors(reader, s.session_id)) for s in sessions
+            SessionSummary.from_record(s, bot_errors(reader, s.session_id), modes.get(s.session_id))
+            for s in sessions
         ],
         error=live.error if live else record.error,
     )

@@ -33,6 +33,7 @@ from bridge_service.run_model import Classification, RunState, RunView
 from bridge_service.run_outcome import kept_failure
 from bridge_service.run_queries import RunQueries
 from bridge_service.session import Session
+from bridge_service.tiers import check_tiers
 from bridge_service.trials import expand_trials
 from recordings import identifiers
 from recordings.errors import ScenarioError, StorageError
@@ -70,6 +71,7 @@ class RunManager(RunQueries):
         self.bridge = bridge
         self.vae_version = vae_version
         self.live_sessions: dict[str, Session] = {}
+        self.pool = pool
         self.executor = RunExecutor(writer, pool, bridge, self.live_sessions)
         # Owned here, cancelled by shutdown(): ends everything on a storage failure.
         self._storage_watch = asyncio.create_task(self._watch_storage(), name="storage-watch")
@@ -121,6 +123,7 @@ class RunManager(RunQueries):
         if run_id and run_id in existing:
             raise RunConflict(f"run {run_id!r} already exists; resume it or pick a name", True)
         run_id = run_id or new_run_id([*existing, *self.runs])
+        check_tiers(settings, self.pool, run_id, replay=chosen is not None)
         now = time.time_ns()
         await self.writer.create_run(
             RunRecord(
@@ -159,7 +162,16 @@ class RunManager(RunQueries):
         def load(reader: RecordingReader) -> tuple[Any, ...]:
             record = reader.get_run(run_id)
             assert record is not None
-            settings = replace(RunSettings.from_dict(record.options), **overrides)
+            recorded = RunSettings.from_dict(record.options)
+            for name in ("modality", "clock"):
+                asked, was = overrides.get(name), getattr(recorded, name)
+                if asked is not None and asked != was:
+                    # One run, one tier: its sessions stay comparable (start a new run instead).
+                    raise ValueError(
+                        f"options.{name}: run {run_id} was recorded with {name} {was}; "
+                        f"a resume keeps it (start a new run for {name} {asked})"
+                    )
+            settings = replace(recorded, **overrides)
             decisions = classify_resume(reader, run_id, min_agent_turns=settings.min_agent_turns)
             attempts: dict[str, int] = {}
             for s in reader.sessions(run_id):
@@ -179,6 +191,7 @@ class RunManager(RunQueries):
         ]
         if dry_run:
             return await self.view(run_id), classes
+        check_tiers(settings, self.pool, run_id, replay=bool(settings.replay_from))
         scenarios = [
             scenario_from_dict(frozen[d.scenario_name], f"{run_id} (frozen)") for d in decisions
         ]

@@ -28,6 +28,7 @@ from bridge_service.config import BridgeSettings, RunSettings
 from bridge_service.connectors.base import BotLimitError, BotProtocolError
 from bridge_service.converse_endpoint import GrpcEndpoint
 from bridge_service.convert import join_info
+from bridge_service.convert_tiers import join_capabilities
 from bridge_service.framing import negotiate
 from bridge_service.pairing import PairingPool, Waiting
 from bridge_service.protocol_state import ProtocolState, Undecodable
@@ -113,6 +114,7 @@ class ConverseHandler:
                 self.settings.max_events_per_s, self.settings.max_final_state_chunk_bytes
             ),
             framing,
+            join_capabilities(first.join),
         )
         entry = Waiting(endpoint, first.join.run_filter)
         wait_s = self.settings.wait_timeout_s

@@ -16,20 +16,32 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from dataclasses import dataclass
 
 from bridge_service.config import StopReason
 from bridge_service.connectors.base import SessionEndedOut, SessionEndingOut, SideEndpoint
 from bridge_service.ending import EndRequest, is_clean_exit
 from bridge_service.final_state_worker import store_final_state
+from bridge_service.lockstep import LockStepClock
 from bridge_service.plan import SessionPlan, start_info
 from bridge_service.session_clock import OpenMicClock
 from bridge_service.session_io import SessionIO
+from bridge_service.text_clock import RealTextClock, VirtualTextClock
 from recordings.models import EventKind, SessionRecord, SessionStatus, Side
 from recordings.writer import RecordingWriter
 
 log = logging.getLogger("vae.bridge.session")
+
+#: What drives a session's time: the open mic (real-time audio), the lock-step
+#: clock (virtual audio) or a text clock (real or virtual).
+SessionClock = OpenMicClock | RealTextClock | VirtualTextClock
+
+
+def clock_for(io: SessionIO) -> SessionClock:
+    """The clock driver of a session, by its modality and clock (one seam: session_time)."""
+    if io.text:
+        return VirtualTextClock(io) if io.time.virtual else RealTextClock(io)
+    return LockStepClock(io) if io.time.virtual else OpenMicClock(io)
 
 
 @dataclass(frozen=True)
@@ -60,7 +72,7 @@ class Session:
         self.writer = writer
         self.io = SessionIO(plan, {Side.USER: user, Side.AGENT: agent}, writer)
         self.result: SessionResult | None = None
-        self.clock: OpenMicClock | None = None
+        self.clock: SessionClock | None = None
 
     @property
     def session_id(self) -> str:
@@ -86,13 +98,16 @@ class Session:
                 retry_reason=plan.retry_reason,
             )
         )
+        await self.writer.put_session_mode(
+            plan.session_id, modality=plan.settings.modality, clock=plan.settings.clock
+        )
         try:
             async with asyncio.TaskGroup() as tg:
                 readers = [tg.create_task(io.read(side)) for side in (Side.USER, Side.AGENT)]
                 for side in (Side.USER, Side.AGENT):
                     receive_rate = io.endpoints[side].receive_rate
                     await io.send(side, start_info(plan, side, receive_rate, io.framing[side]))
-                clock = self.clock = OpenMicClock(io)
+                clock = self.clock = clock_for(io)
                 ticking = tg.create_task(clock.run())
                 end = await io.wait_end()
                 await clock.stop(ticking, graceful=end.graceful)
@@ -157,7 +172,7 @@ class Session:
                 self.writer,
                 session_id=plan.session_id,
                 side=side,
-                received_ns=time.time_ns(),
+                received_ns=io.time_ns(),
                 order_independent=plan.scenario.order_independent_lists,
             )
             for problem in problems:
@@ -166,7 +181,7 @@ class Session:
         await io.recorder.close()
         if self.clock is not None:
             await self.writer.put_session_clock(plan.session_id, self.clock.stats())
-        ended_ns = time.time_ns()
+        ended_ns = io.time_ns()
         clean = is_clean_exit(end.reason, plan.settings.end_policy, io.last_turn_side())
         turns = io.turns()
         await self.writer.end_session(

@@ -1,6 +1,6 @@
 """The open-mic clock of one session, driven by the process's shared ticker.
 
-Each receiving side is a :class:`_Lane` on the
+Each receiving side is a :class:`FrameLane` on the
 :class:`~bridge_service.ticker.SharedTicker`: every ``frame_ms *
 frames_per_message`` it takes that many frames from the session's
 :class:`~bridge_service.audio_path.Direction` (the peer's buffered audio, or
@@ -23,14 +23,11 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import time
 
 from bridge_service.clock_stats import LatenessHistogram
-from bridge_service.config import StopReason
 from bridge_service.connectors.base import PeerAudio
-from bridge_service.ending import EndRequest
-from bridge_service.first_speaker import silent_first_speaker
 from bridge_service.session_io import SessionIO
+from bridge_service.session_limits import check_limits
 from bridge_service.ticker import SharedTicker
 from recordings.models import Channel, EventKind, Side
 
@@ -39,7 +36,7 @@ _NS = 1_000_000_000
 _HOUSEKEEPING_S = 0.2
 
 
-class _Lane:
+class FrameLane:
     """One direction of one session on the shared ticker."""
 
     def __init__(
@@ -67,13 +64,13 @@ class _Lane:
     def tick(self, deadline_ns: int, now_ns: int) -> None:
         self.lateness.add(now_ns - deadline_ns)
         try:
-            self._deliver()
+            self.deliver()
         except Exception as exc:  # reported by the clock's task, never to the ticker
             self.failure = exc
 
-    def _deliver(self) -> None:
+    def deliver(self) -> None:
         io = self.io
-        wall = time.time_ns()
+        wall = io.time_ns()
         frame = self.direction.pop_frames(self.frames)
         offset = self.sequence * self.samples
         message = PeerAudio(self.sequence, offset, frame, wall)
@@ -113,7 +110,7 @@ class OpenMicClock:
         #: Tick lateness of both lanes of this session.
         self.lateness = LatenessHistogram()
         self._lanes = [
-            _Lane(io, side, self.lateness, self._wake) for side in (Side.AGENT, Side.USER)
+            FrameLane(io, side, self.lateness, self._wake) for side in (Side.AGENT, Side.USER)
         ]
 
     @property
@@ -166,16 +163,16 @@ class OpenMicClock:
             for lane in self._lanes:
                 if lane.failure is not None:
                     raise lane.failure
-            now = time.time_ns()
+            now = io.time_ns()
             io.recorder.poll(now)
             if now - last_flush >= _NS:
                 last_flush = now
                 await self._flush_slow()
-            self._check_limits(now)
+            check_limits(io, now)
             if self._draining and all(d.drained() for d in io.directions.values()):
                 return
 
-    async def _send_outbox(self, lane: _Lane) -> None:
+    async def _send_outbox(self, lane: FrameLane) -> None:
         """Send queued frames to an endpoint that only has an async ``send``."""
         while not self._finished or lane.outbox:
             if not lane.outbox:
@@ -198,24 +195,6 @@ class OpenMicClock:
                 await self.io.notice(
                     lane.side, "slow_reader", f"{frames} frames to you were dropped"
                 )
-
-    def _check_limits(self, now: int) -> None:
-        io = self.io
-        if io.ended:
-            return
-        if now - io.started_ns >= io.plan.max_duration_s * _NS:
-            detail = f"reached the maximum duration of {io.plan.max_duration_s:g} s"
-            io.request_end(EndRequest(StopReason.MAX_DURATION, detail))
-            return
-        silent = silent_first_speaker(io.plan, io.started_ns, now, io.turns())
-        if silent is not None:
-            io.request_end(silent)
-            return
-        last = max(io.started_ns, *(c.last_voiced_ns for c in io.counters.values()))
-        timeout = io.plan.settings.inactivity_timeout_s
-        if now - last >= timeout * _NS:
-            detail = f"no speech on either side for {timeout:g} s"
-            io.request_end(EndRequest(StopReason.INACTIVITY_TIMEOUT, detail))
 
     async def stop(self, task: asyncio.Task[None], *, graceful: bool) -> None:
         """Stop delivering; after a bot's EndConversation, first let the last words out."""

@@ -28,12 +28,15 @@ from bridge_service.connectors.base import (
     BotAudio,
     BotEvent,
     BotProtocolError,
+    BotText,
+    ClockAck,
     FinalStatePart,
     PeerEvent,
     StateSyncOut,
 )
 from bridge_service.ending import EndRequest, end_request_for
 from bridge_service.session_state import SessionState
+from bridge_service.text_turns import deliver, record_turn
 from recordings.models import Channel, EventKind, Side
 from recordings.scenarios.hooks import SyncHookError
 
@@ -81,6 +84,12 @@ class SessionIO(SessionState):
                     await self._on_audio(side, message)
                 elif isinstance(message, BotEvent):
                     await self._on_event(side, message)
+                elif isinstance(message, ClockAck):
+                    if message.audio is not None:
+                        await self._on_audio(side, message.audio)
+                    self._on_ack(side, message)
+                elif isinstance(message, BotText):
+                    await self._on_text(side, message)
                 elif isinstance(message, FinalStatePart) and await self.collectors[side].add(
                     message
                 ):
@@ -110,6 +119,12 @@ class SessionIO(SessionState):
         self.request_end(EndRequest(StopReason.BOT_ERROR, f"the {side} bot sent bad input: {exc}"))
 
     async def _on_audio(self, side: Side, chunk: BotAudio) -> None:
+        if self.text:
+            raise BotProtocolError(
+                "audio",
+                "audio is not valid in a text session (SessionStart.modality is text): "
+                "send each turn as a TextTurn",
+            )
         size = len(chunk.pcm)
         if size % 2:
             raise BotProtocolError("audio.pcm", f"odd byte count {size}: PCM16 needs whole samples")
@@ -118,7 +133,7 @@ class SessionIO(SessionState):
                 "audio.pcm",
                 f"{size} bytes exceeds the {self.plan.bridge.max_chunk_bytes}-byte chunk limit",
             )
-        now = time.time_ns()
+        now = self.time_ns()
         self.arrival_gaps[side].add(now, size // 2, self.endpoints[side].send_rate)
         expected = self._next_seq[side]
         if chunk.sequence != expected:
@@ -137,7 +152,7 @@ class SessionIO(SessionState):
         self._next_seq[side] = chunk.sequence + 1
         channel = Channel.USER if side is Side.USER else Channel.AGENT
         await self.recorder.audio(channel, chunk.pcm, chunk.sample_offset, chunk.sequence, now)
-        if self.counters[side].add(chunk.pcm, now):
+        if self.spurts[side].add(chunk.pcm, now):
             self.last_turn_ns[side] = now
         if not self.delivering or not size:
             return
@@ -156,6 +171,43 @@ class SessionIO(SessionState):
                 "audio_dropped",
                 "audio beyond the bounded buffer was dropped: send in real time",
             )
+
+    async def _on_text(self, side: Side, turn: BotText) -> None:
+        """A text turn: on the real clock recorded and delivered now; virtual: at the step's end."""
+        if not self.text:
+            raise BotProtocolError(
+                "text",
+                "a TextTurn is only valid in a text session (SessionStart.modality is audio): "
+                "send audio",
+            )
+        if self.time.virtual and self.delivering:
+            self.text_inbox.append((side, turn))
+            return
+        now = self.time_ns()
+        await record_turn(self, side, turn, now, now)
+        if self.delivering:
+            await deliver(self, side, turn.text, now)
+
+    def _on_ack(self, side: Side, ack: ClockAck) -> None:
+        if not self.time.virtual:
+            raise BotProtocolError(
+                "clock_ack",
+                "ClockAck is only valid on the virtual clock (SessionStart.clock is real)",
+            )
+        if not self.delivering:
+            return  # still in flight when the clock stopped
+        sent = self.step_sent[side]
+        if ack.step != sent or self.acked[side] >= ack.step:
+            problem = (
+                f"step {ack.step} was already answered"
+                if ack.step == sent
+                else f"step {ack.step} is not the step being played ({sent}): answer each "
+                "step once, in order"
+            )
+            raise BotProtocolError("clock_ack.step", problem)
+        self.acked[side] = ack.step
+        self.wake_at_ms[side] = ack.wake_at_ms
+        self.acks_changed.set()
 
     async def _on_event(self, side: Side, event: BotEvent) -> None:
         if event.problem:

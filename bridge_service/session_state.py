@@ -25,15 +25,24 @@ from typing import Any
 
 from bridge_service.audio_path import Direction
 from bridge_service.clock_stats import ArrivalGaps
-from bridge_service.connectors.base import BridgeOutput, NoticeOut, PeerAudio, SideEndpoint
+from bridge_service.config import TEXT
+from bridge_service.connectors.base import (
+    BotText,
+    BridgeOutput,
+    NoticeOut,
+    PeerAudio,
+    SideEndpoint,
+)
 from bridge_service.drop_log import DropLog
 from bridge_service.ending import EndRequest
 from bridge_service.final_state import FinalStateCollector
-from bridge_service.framing import endpoint_framing
+from bridge_service.framing import Framing, endpoint_framing
 from bridge_service.noise import NoiseSource, noise_seed
 from bridge_service.plan import SessionPlan
 from bridge_service.recorder import SessionRecorder
+from bridge_service.session_time import session_time
 from bridge_service.sync import StateSync
+from bridge_service.text_turns import TextTurnCounter
 from bridge_service.turns import TalkSpurtCounter
 from recordings.models import Channel, EventKind, Side
 from recordings.writer import RecordingWriter
@@ -50,13 +59,25 @@ class SessionState:
     ) -> None:
         self.plan = plan
         self.endpoints = endpoints
-        self.started_ns = time.time_ns()
         s, b = plan.settings, plan.bridge
+        #: The session's clock (real or virtual): every session time is read from it.
+        self.time = session_time(s.clock)
+        #: Unix nanos now on the session's clock (the hot path calls this).
+        self.time_ns = self.time.now_ns
+        self.started_ns = self.time.started_ns
         user, agent = endpoints[Side.USER], endpoints[Side.AGENT]
         noise = plan.scenario.noise
         self.noise_seed = noise_seed(s.seed, plan.scenario.name)
-        #: Frame length and frames per message of what each side receives.
-        self.framing = {side: endpoint_framing(endpoints[side], s.frame_ms) for side in _SIDES}
+        #: A text session: text turns instead of audio (``text_turns``).
+        self.text = s.modality == TEXT
+        #: Frame length and frames per message of what each side receives. On the
+        #: virtual clock a step is one message, the same for both: frames of the
+        #: run's length, as many per message as the bot that asked for fewer wants.
+        asked = {side: endpoint_framing(endpoints[side], s.frame_ms) for side in _SIDES}
+        if self.time.virtual:
+            step = Framing(s.frame_ms, min(f.frames_per_message for f in asked.values()))
+            asked = {side: step for side in _SIDES}
+        self.framing = asked
         common: dict[str, Any] = {
             "jitter_buffer_ms": s.jitter_buffer_ms,
             "max_buffer_ms": b.max_buffer_ms,
@@ -91,16 +112,36 @@ class SessionState:
                 Channel.TO_AGENT: agent.receive_rate,
                 Channel.TO_USER: user.receive_rate,
             },
+            now_ns=self.time_ns,
         )
-        self.counters = {
-            side: TalkSpurtCounter(
-                endpoints[side].send_rate,
-                threshold_dbfs=b.speech_threshold_dbfs,
-                hangover_s=b.speech_hangover_s,
-                min_speech_s=b.speech_min_s,
-            )
-            for side in (Side.USER, Side.AGENT)
-        }
+        #: Talk spurts heard in each bot's audio (none in a text session).
+        self.spurts = (
+            {}
+            if self.text
+            else {
+                side: TalkSpurtCounter(
+                    endpoints[side].send_rate,
+                    threshold_dbfs=b.speech_threshold_dbfs,
+                    hangover_s=b.speech_hangover_s,
+                    min_speech_s=b.speech_min_s,
+                )
+                for side in _SIDES
+            }
+        )
+        #: Each side's turns: its talk spurts, or its text turns in a text session.
+        self.counters: dict[Side, TalkSpurtCounter | TextTurnCounter] = (
+            {side: TextTurnCounter() for side in _SIDES} if self.text else dict(self.spurts)
+        )
+        #: Text turns delivered to each side (their TextTurn.sequence).
+        self.text_delivered = {side: 0 for side in _SIDES}
+        #: Virtual clock: text turns received since the last step (the text clock takes them).
+        self.text_inbox: list[tuple[Side, BotText]] = []
+        #: Virtual clock: the step last sent to each side, the step it last answered,
+        #: the session time (ms) it asked to be woken at, and a wake-up for the clock.
+        self.step_sent = {side: -1 for side in _SIDES}
+        self.acked = {side: -1 for side in _SIDES}
+        self.wake_at_ms = {side: 0 for side in _SIDES}
+        self.acks_changed = asyncio.Event()
         self.last_turn_ns = {Side.USER: 0, Side.AGENT: 0}
         self.collectors = {side: FinalStateCollector(b.max_final_state_bytes) for side in _SIDES}
         self.final_done = {side: asyncio.Event() for side in _SIDES}
@@ -114,13 +155,19 @@ class SessionState:
         self.delivering = True
         self._notice_ns: dict[tuple[Side, str], int] = {}
         #: Drops and gaps, one event per side, cause and second.
-        self.drops = DropLog(self.record)
+        self.drops = DropLog(self.record, self.time_ns)
 
     # ------------------------------------------------------------ state
     def request_end(self, request: EndRequest) -> None:
         if self._end is None:
             self._end = request
             self._end_event.set()
+            self.acks_changed.set()  # a virtual clock waiting for a step's answers looks again
+
+    @property
+    def end_request(self) -> EndRequest | None:
+        """Why the session is ending (None while it goes on)."""
+        return self._end
 
     async def wait_end(self) -> EndRequest:
         await self._end_event.wait()

@@ -64,6 +64,22 @@ DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "examples" / "suite"
     help="Bot voice: eSpeak NG when installed (auto), or a synthetic buzz.",
 )
 @click.option(
+    "--modality",
+    type=click.Choice(["audio", "text"]),
+    default="audio",
+    show_default=True,
+    envvar="VAE_MODALITY",
+    help="Run the suite in audio or as text turns (the fast tier). Env VAE_MODALITY.",
+)
+@click.option(
+    "--clock",
+    type=click.Choice(["real", "virtual"]),
+    default="real",
+    show_default=True,
+    envvar="VAE_CLOCK",
+    help="Real time, or the virtual lock-step clock (as fast as the bots go). Env VAE_CLOCK.",
+)
+@click.option(
     "--allow-unscored",
     is_flag=True,
     envvar="VAE_ALLOW_UNSCORED",
@@ -84,6 +100,8 @@ def demo_command(
     concurrency: int,
     report_path: Path | None,
     tts: str,
+    modality: str,
+    clock: str,
     allow_unscored: bool,
     as_json: bool,
     log_level: str,
@@ -97,11 +115,17 @@ def demo_command(
     (as vae rescore; --allow-unscored accepts the latter); scenarios that
     fail their signals (the suite has five, on purpose) leave it 0.
 
+    --modality text runs the same suite as text turns and --clock virtual
+    runs its audio on the virtual clock: the same verdicts, in a fraction
+    of the time.
+
     \b
     Examples:
       vae demo
       vae demo --db other.db --suite examples/suite --concurrency 6 -o report.html
       vae demo --json --tts buzz
+      vae demo --modality text
+      vae demo --clock virtual
     """
     from cli.demo_run import Progress, print_summary, run_demo_or_exit
     from cli.rescore_verdict import unscored_exit
@@ -109,7 +133,9 @@ def demo_command(
     setup_logging(log_level)
     progress = Progress()
     try:
-        result = run_demo_or_exit(db_path, suite, concurrency, report_path, tts, as_json, progress)
+        result = run_demo_or_exit(
+            db_path, suite, concurrency, report_path, tts, as_json, progress, modality, clock
+        )
     except KeyboardInterrupt:
         click.echo(_interrupted_line(progress, db_path), err=True)
         sys.exit(1)
@@ -123,6 +149,8 @@ def demo_command(
                 "database": shown(db_path),
                 "report": str(result.report),
                 "seconds": round(result.seconds, 1),
+                "modality": modality,
+                "clock": clock,
                 "summary": result.summary,
                 "sessions": result.sessions,
                 "baseline": result.baseline,

@@ -40,6 +40,7 @@ from bridge_service.server import BridgeServer
 from cli.common import shown
 from cli.demo_compare import previous_scored_run, print_comparison
 from cli.run_client import STATUS
+from cli.run_request import set_tier
 from cli.run_start import start_run
 from cli.tables import pct, table
 from recordings.reader import RecordingReader
@@ -77,6 +78,9 @@ class DemoResult:
     seconds: float = 0.0
     #: The comparison with the previous scored run of the database (None on the first).
     baseline: dict[str, Any] | None = None
+    #: How the suite ran: "audio"/"text" on the "real"/"virtual" clock.
+    modality: str = "audio"
+    clock: str = "real"
 
 
 def _run_options(concurrency: int, inactivity_s: float) -> bridge_pb2.RunOptions:
@@ -162,6 +166,8 @@ async def run_demo(
     tts: str = "auto",
     show_progress: bool = True,
     progress: Progress | None = None,
+    modality: str = "audio",
+    clock: str = "real",
 ) -> DemoResult:
     """Run the suite end to end and return the run, the scoring and the report path."""
     progress = progress or Progress()
@@ -186,6 +192,7 @@ async def run_demo(
                         tg.create_task(run_bots(config, stop))
                     try:
                         options = _run_options(concurrency, inactivity_s)
+                        set_tier(options, modality, clock)
                         run = await _run_suite(
                             bridge.address, suite, options, show_progress, progress
                         )
@@ -217,6 +224,8 @@ async def run_demo(
         report=report,
         seconds=time.perf_counter() - started,
         baseline=baseline,
+        modality=modality,
+        clock=clock,
     )
 
 
@@ -244,7 +253,7 @@ def print_summary(result: DemoResult, db_path: Locator) -> None:
     s = result.summary
     click.echo(
         f"\nrun {result.run_id} ({result.run_status}), scoring {result.scoring_id}"
-        f" ({result.seconds:.0f} s)"
+        f" ({result.seconds:.0f} s; {result.modality} on the {result.clock} clock)"
     )
     rows = [
         [row["verdict"], row["scenario"],
@@ -285,6 +294,8 @@ def run_demo_or_exit(
     tts: str,
     as_json: bool,
     progress: Progress,
+    modality: str = "audio",
+    clock: str = "real",
 ) -> DemoResult:
     try:
         return asyncio.run(
@@ -296,6 +307,8 @@ def run_demo_or_exit(
                 tts=tts,
                 show_progress=not as_json,
                 progress=progress,
+                modality=modality,
+                clock=clock,
             )
         )
     except* grpc.aio.AioRpcError as group:

@@ -114,6 +114,20 @@ from cli.replay_opts import replay_options
     "that end a session (first_speaker_silent) [10].",
 )
 @click.option(
+    "--modality",
+    type=click.Choice(["audio", "text"]),
+    envvar="VAE_MODALITY",
+    help="How the bots talk: audio, or whole text turns (the fast tier: bots must "
+    "declare text support) [audio]. Env VAE_MODALITY.",
+)
+@click.option(
+    "--clock",
+    type=click.Choice(["real", "virtual"]),
+    envvar="VAE_CLOCK",
+    help="The session clock: real time, or the virtual lock-step clock that runs as "
+    "fast as both bots keep up (bots must declare it) [real]. Env VAE_CLOCK.",
+)
+@click.option(
     "--user-connector",
     multiple=True,
     help="Dial the user bot at this URL instead of waiting for a gRPC bot "
@@ -165,13 +179,18 @@ def run_command(
     cancelled. `--resume RUN` re-runs what a run left unfinished (no SCENARIOS
     needed); add `--check` to only see what it would do. Scenario files are
     validated first (as `vae validate` does): a broken one exits 2 with every
-    problem listed, before the bridge is asked for anything. `--replay RUN` plays
+    problem listed, before the bridge is asked for anything. `--modality text`
+    and `--clock virtual` run the same scenarios as the fast tiers (text turns;
+    audio on a virtual clock): the bridge refuses them (exit 2) when a
+    connector or the waiting bots cannot follow them. `--replay RUN` plays
     the recorded callers of RUN, turn by turn, to the agent (only an agent bot
     or `--agent-connector` is needed), then compare: `vae compare RUN NEW`.
 
     \b
     Examples:
       vae run examples/suite --bridge 127.0.0.1:50051
+      vae run examples/suite --modality text --clock virtual
+      vae run examples/suite --clock virtual --seed 7
       vae run my-scenarios/ --concurrency 2 --tag nightly --json
       vae run --resume 2026-12-02 --check
       vae run --replay 2026-12-02 --replay-scenario airline_wrong_date

@@ -70,6 +70,18 @@ def connector(
     return cfg
 
 
+_MODALITY = {"audio": common_pb2.MODALITY_AUDIO, "text": common_pb2.MODALITY_TEXT}
+_CLOCK = {"real": common_pb2.CLOCK_KIND_REAL, "virtual": common_pb2.CLOCK_KIND_VIRTUAL}
+
+
+def set_tier(options: bridge_pb2.RunOptions, modality: str | None, clock: str | None) -> None:
+    """Set ``--modality`` and ``--clock`` on ``options`` (unset: the bridge's audio, real)."""
+    if modality:
+        options.modality = _MODALITY[modality]
+    if clock:
+        options.clock = _CLOCK[clock]
+
+
 def run_options(tags: tuple[str, ...], opts: dict[str, Any]) -> bridge_pb2.RunOptions:
     """The ``RunOptions``: only what was given is set (the bridge's defaults stand otherwise)."""
     options = bridge_pb2.RunOptions(tags=list(tags))
@@ -88,6 +100,7 @@ def run_options(tags: tuple[str, ...], opts: dict[str, Any]) -> bridge_pb2.RunOp
         options.first_speaker = (
             common_pb2.ROLE_USER if opts["first_speaker"] == "user" else common_pb2.ROLE_AGENT
         )
+    set_tier(options, opts.get("modality"), opts.get("clock"))
     for side in ("user", "agent"):
         cfg = connector(
             opts[f"{side}_connector"],

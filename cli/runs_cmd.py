@@ -93,6 +93,7 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
         record = reader.get_run(run_id)
         assert record is not None
         replayed = replayed_from(reader, run_id)
+        modes = reader.session_modes(run_id)
         rows = [
             {
                 "scenario": s.scenario_name,
@@ -110,11 +111,15 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
                 "finished": is_finished(s.stop_reason),
                 "bot_errors": bot_errors(reader, s.session_id),
                 "clock": reader.session_clock(s.session_id),
+                "modality": modes[s.session_id].modality,
+                "clock_kind": modes[s.session_id].clock,
             }
             for s in reader.sessions(run_id)
         ]
         for row in rows:
             row["detail"] = run_summary.detail_of(row)
+    modality = str(record.options.get("modality", "audio"))
+    clock = str(record.options.get("clock", "real"))
     if as_json:
         print_json(
             {
@@ -123,12 +128,15 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
                 "options": record.options,
                 "vae_version": record.vae_version,
                 "error": record.error,
+                "modality": modality,
+                "clock": clock,
                 "replayed_from": replayed,
                 "sessions": rows,
             }
         )
         return
     click.echo(f"run {run_id}: {record.status} (vae {record.vae_version})")
+    click.echo(f"modality: {modality}, clock: {clock}")
     if record.error:
         click.echo(f"error: {record.error}")
     if replayed["run"]:
@@ -140,13 +148,21 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
         click.echo(f"  {key}: {json.dumps(value, ensure_ascii=False, default=str)}")
     for row in rows:
         row["tick_late_ms"] = _tick_late(row.pop("clock"))
-    click.echo(dict_table(rows, ["session_id", *COLUMNS, "tick_late_ms"]))
+        row["mode"] = f"{row['modality']}/{row['clock_kind']}"
+    click.echo(dict_table(rows, ["session_id", *COLUMNS, "mode", "tick_late_ms"]))
     for line in run_summary.notes(run_id, str(record.status), record.error, rows):
         click.echo(line)
 
 
 def _tick_late(clock: Any) -> str:
-    """The clock's tick lateness as ``p50/p99/max`` ms ('' when not recorded)."""
+    """The clock's tick lateness as ``p50/p99/max`` ms ('' when not recorded).
+
+    A session on the virtual clock has no ticks to be late: its speed (session
+    time over wall time) is shown instead.
+    """
+    if isinstance(clock, dict) and clock.get("clock") == "virtual":
+        speed = clock.get("speed")
+        return f"virtual, {speed:g}x real time" if isinstance(speed, int | float) else "virtual"
     late = clock.get("tick_late") if isinstance(clock, dict) else None
     if not isinstance(late, dict):
         return ""

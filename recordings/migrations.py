@@ -204,6 +204,16 @@ MIGRATIONS: tuple[Migration, ...] = (
           created_ns)
         """,
     ),
+    Migration(
+        "0013_session_modality",
+        # How the session's bots talked (audio or text) and on which clock
+        # (real or virtual): `vae runs show`, the report and the scorer's
+        # modality rule read them. Sessions recorded before were audio, real time.
+        """
+        ALTER TABLE sessions ADD COLUMN modality TEXT NOT NULL DEFAULT 'audio';
+        ALTER TABLE sessions ADD COLUMN clock TEXT NOT NULL DEFAULT 'real';
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -126,6 +126,23 @@ class SessionRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionMode:
+    """How a session's bots talked and on which clock (``sessions.modality``/``clock``).
+
+    ``audio``/``text``; ``real``/``virtual`` (``RunOptions.modality``/``clock``).
+    A text session has no audio channels; audio-only signals are not scored on it
+    (docs/scoring.md, "Text sessions").
+    """
+
+    modality: str = "audio"
+    clock: str = "real"
+
+    @property
+    def text(self) -> bool:
+        return self.modality == "text"
+
+
+@dataclass(frozen=True, slots=True)
 class SegmentRecord:
     """About one second of one channel: PCM16 samples plus the frame-timing index.
 

@@ -35,6 +35,7 @@ from recordings.models import (
     RunScenario,
     RunStatus,
     SegmentRecord,
+    SessionMode,
     SessionRecord,
     SessionStatus,
     Side,
@@ -160,6 +161,20 @@ class RecordingReader(ScoringReader, LabelReader):
             return None
         value = json.loads(row[0])
         return value if isinstance(value, dict) else None
+
+    def session_mode(self, session_id: str) -> SessionMode:
+        """The session's modality (audio/text) and clock (real/virtual)."""
+        row = self.conn.execute(
+            "SELECT modality, clock FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        return SessionMode() if row is None else SessionMode(row[0], row[1])
+
+    def session_modes(self, run_id: str) -> dict[str, SessionMode]:
+        """Session id -> its modality and clock, for every session of a run."""
+        rows = self.conn.execute(
+            "SELECT session_id, modality, clock FROM sessions WHERE run_id = ?", (run_id,)
+        ).fetchall()
+        return {r[0]: SessionMode(r[1], r[2]) for r in rows}
 
     def session(self, session_id: str) -> SessionRecord | None:
         row = self.conn.execute(

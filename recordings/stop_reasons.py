@@ -54,6 +54,13 @@ TABLE: tuple[StopReasonInfo, ...] = (
     StopReasonInfo("first_speaker_silent", True, "the bot due to speak first never spoke", _KEEP),
     StopReasonInfo("replay_finished", True, "a replayed side ran out of recorded turns", _KEEP),
     StopReasonInfo(
+        "clock_stalled",
+        True,
+        "on the virtual clock, a bot stopped answering steps (for the inactivity timeout,"
+        " in wall time)",
+        _KEEP,
+    ),
+    StopReasonInfo(
         "recording_ended",
         True,
         "an imported recording of a real call ran to its end (how the call ended is not"
@@ -73,6 +80,12 @@ TABLE: tuple[StopReasonInfo, ...] = (
         "attempt_crashed", False, "an imported attempt crashed or was killed mid-call", _RERUN
     ),
     StopReasonInfo("storage_error", False, "the store could not record the session", _RERUN),
+    StopReasonInfo(
+        "bot_unsupported",
+        False,
+        "only bots that did not declare the run's text or virtual-clock support were waiting",
+        _RERUN,
+    ),
 )
 
 BY_NAME: dict[str, StopReasonInfo] = {info.name: info for info in TABLE}

@@ -148,6 +148,13 @@ class RecordingWriter(ScoringWriter, LabelWriter):
         """Queue a segment without waiting (the bridge's audio clock)."""
         self.execute_nowait(_SEGMENT_SQL, _segment_row(seg))
 
+    async def put_session_mode(self, session_id: str, *, modality: str, clock: str) -> None:
+        """Record how the session's bots talk (audio/text) and its clock (real/virtual)."""
+        await self.execute(
+            "UPDATE sessions SET modality = ?, clock = ? WHERE session_id = ?",
+            (modality, clock, session_id),
+        )
+
     async def put_session_clock(self, session_id: str, clock: dict[str, object]) -> None:
         """Record how late a session's clock ticked and its audio arrived."""
         await self.execute(

@@ -23,6 +23,7 @@ from recordings.models import (
     EventKind,
     EventRecord,
     FinalStateRecord,
+    SessionMode,
     SessionRecord,
     Side,
 )
@@ -86,6 +87,8 @@ class ScoringContext:
     final_states: dict[Side, FinalStateRecord] = field(default_factory=dict)
     #: Channels ``user`` and ``agent`` on the bridge clock; empty unless loaded.
     audio: dict[str, ChannelAudio] = field(default_factory=dict)
+    #: Audio or text, real or virtual clock (a text session has no audio: modality.py).
+    mode: SessionMode = field(default_factory=SessionMode)
 
     @property
     def write_actions(self) -> list[dict[str, Any]]:
@@ -246,10 +249,11 @@ def load_context(
         min_agent_turns=min_turns,
         end_policy=policy,
         final_states=reader.final_states(session.session_id),
+        mode=reader.session_mode(session.session_id),
     )
     parse_events(ctx, reader.events(session.session_id))
     ctx.bot_errors = bot_errors(reader, session.session_id)
-    if with_audio:
+    if with_audio and not ctx.mode.text:
         for channel in (Channel.USER, Channel.AGENT):
             ctx.audio[str(channel)] = reader.read_channel(session.session_id, channel)
     return ctx

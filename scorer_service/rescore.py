@@ -44,6 +44,7 @@ from scorer_service.context import load_context
 from scorer_service.judge.client import JudgeClient, JudgeStats, JudgeUnusableError
 from scorer_service.judge.prompt import PROMPT_VERSION, prompt_hash
 from scorer_service.lacking import declared_lacks, mark_lacking
+from scorer_service.modality import mark_modality
 from scorer_service.registry import build_scorers
 from scorer_service.rescore_plan import RescoreError, RescorePlan, plan_rescore, rescore_scope
 from scorer_service.scorers.base import Scorer, SignalScore
@@ -99,6 +100,9 @@ async def _score_session(
     results = mark_lacking(
         results, lacks or set(), ctx, judge_reads_conversation=reads_conversation
     )
+    # A text session has no audio to measure (scorer_service.modality).
+    gating = {str(s) for s in ctx.scenario.success_signals}
+    results = mark_modality(results, ctx.mode, gating)
     results.extend(composites(ctx, results))
     sid = ctx.session.session_id
     return [

@@ -42,6 +42,19 @@ RULES = [
     ("`NOTICE_CODE_SLOW_READER`", "NOTICE_CODE_SLOW_READER"),
     ("2 s of audio per direction", "2 s per direction"),
     ("errors.md", "docs/errors.md"),
+    ("`supports_text` (250)", "bool supports_text = 250"),
+    ("`supports_virtual_clock` (251)", "bool supports_virtual_clock = 251"),
+    ("`modality` (250)", "vae.common.v1.Modality modality = 250"),
+    ("`clock` (251)", "vae.common.v1.ClockKind clock = 251"),
+    ("180 words a minute", "180 words a minute"),
+    ("Do not send a `Transcript` for it", "do not send a Transcript event for it"),
+    (
+        "only after both bots have answered step",
+        "when both bots have answered the current step",
+    ),
+    ("`CLOCK_STALLED`", "STOP_REASON_CLOCK_STALLED"),
+    ("`BOT_UNSUPPORTED`", "STOP_REASON_BOT_UNSUPPORTED"),
+    ("`ClockAck.audio`", "vae.common.v1.AudioChunk audio = 3"),
 ]
 
 
@@ -87,6 +100,9 @@ def test_each_timeout_row_states_its_default_and_its_stop_reason() -> None:
         ),
         "no speech on either side": (
             f"{r.inactivity_timeout_s:g} s, then `{StopReason.INACTIVITY_TIMEOUT.name}`"
+        ),
+        "on the virtual clock, a bot answers no step (wall time)": (
+            f"the inactivity timeout, then `{StopReason.CLOCK_STALLED.name}`"
         ),
         "the conversation's length": "the scenario's `max_duration`",
         "last words after `EndConversation`": f"{b.end_grace_s:g} s",

@@ -50,6 +50,12 @@ Writing a connector:
    (:class:`PeerAudio`) arrive every frame_ms; when the bot cannot keep up,
    drop audio and return False (the session records the drop), never control.
 5. ``close`` is called exactly once per session, also after failures.
+6. A connector that can carry text turns (``BotText``/``PeerText``) or follow
+   the virtual clock (``ClockAck`` per step) says so: an endpoint attribute
+   ``capabilities`` (:class:`Capabilities`), and ``capabilities=`` at
+   registration, so StartRun refuses a text or virtual-clock run the kind
+   cannot serve (:func:`connector_capabilities`) instead of falling back to
+   audio or the real clock. Without it, a kind serves audio on the real clock.
 """
 
 from __future__ import annotations
@@ -59,17 +65,27 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from bridge_service.connectors.capabilities import (
+    Capabilities,
+    capabilities,
+    connector_capabilities,
+    declare_capabilities,
+)
 from bridge_service.connectors.messages import (
     BotAudio,
     BotEvent,
     BotInfo,
     BotInput,
+    BotText,
     BridgeOutput,
+    ClockAck,
+    ClockTickOut,
     FinalStatePart,
     JsonPiece,
     NoticeOut,
     PeerAudio,
     PeerEvent,
+    PeerText,
     SessionEndedOut,
     SessionEndingOut,
     SessionStartInfo,
@@ -84,8 +100,12 @@ __all__ = [
     "BotInput",
     "BotLimitError",
     "BotProtocolError",
+    "BotText",
     "BridgeOutput",
+    "Capabilities",
     "Check",
+    "ClockAck",
+    "ClockTickOut",
     "ConnectorConfig",
     "ConnectorError",
     "ConnectorOptionsError",
@@ -95,12 +115,15 @@ __all__ = [
     "NoticeOut",
     "PeerAudio",
     "PeerEvent",
+    "PeerText",
     "SessionEndedOut",
     "SessionEndingOut",
     "SessionStartInfo",
     "SideEndpoint",
     "StateSyncOut",
+    "capabilities",
     "check_connector",
+    "connector_capabilities",
     "connector_kinds",
     "dial",
     "register_connector",
@@ -190,16 +213,25 @@ _checks: dict[str, str | Check] = {
 }
 
 
-def register_connector(kind: str, target: str | Dial, check: str | Check | None = None) -> None:
+def register_connector(
+    kind: str,
+    target: str | Dial,
+    check: str | Check | None = None,
+    capabilities: Capabilities | None = None,
+    why_not: str = "",
+) -> None:
     """Register a connector kind: a ``"module:function"`` path or the factory itself.
 
-    ``check`` validates a config of this kind at StartRun (see :func:`check_connector`).
+    ``check`` validates a config of this kind at StartRun (see :func:`check_connector`);
+    ``capabilities`` says whether it can carry text or follow the virtual clock
+    (default: neither), ``why_not`` why it cannot (shown in StartRun's refusal).
     """
     _registry[kind] = target
     if check is None:
         _checks.pop(kind, None)
     else:
         _checks[kind] = check
+    declare_capabilities(kind, capabilities or Capabilities(), why_not)
 
 
 def connector_kinds() -> list[str]:

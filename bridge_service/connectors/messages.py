@@ -75,7 +75,35 @@ class FinalStatePart:
     done: bool = False
 
 
-BotInput = BotAudio | BotEvent | FinalStatePart
+@dataclass(frozen=True, slots=True)
+class BotText:
+    """A whole turn of a bot's speech as text (a text session; ``vae.bridge.v1.TextTurn``).
+
+    ``duration_ms`` is how long saying it would take (0: the bridge estimates it);
+    only the virtual clock uses it.
+    """
+
+    text: str
+    duration_ms: int = 0
+    sequence: int = 0
+    sent_ns: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ClockAck:
+    """On the virtual clock: the bot has sent everything it had for ``step``.
+
+    ``wake_at_ms`` (text only): the session time at which the bot wants a tick
+    even if nothing arrives; 0 for none.
+    """
+
+    step: int
+    wake_at_ms: int = 0
+    #: The bot's audio for the step, sent inside the answer (as if sent just before it).
+    audio: BotAudio | None = None
+
+
+BotInput = BotAudio | BotEvent | FinalStatePart | BotText | ClockAck
 
 
 # ---------------------------------------------------------------- bridge -> bot
@@ -103,6 +131,10 @@ class SessionStartInfo:
     #: Per-session seed (run seed x scenario/trial name) and trial index (0: not repeated).
     seed: int = 0
     trial: int = 0
+    #: "audio" or "text" (``SessionStart.modality``).
+    modality: str = "audio"
+    #: "real" or "virtual" (``SessionStart.clock``).
+    clock: str = "real"
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +184,24 @@ class SessionEndedOut:
     clean_exit: bool
 
 
+@dataclass(frozen=True, slots=True)
+class PeerText:
+    """The peer's whole turn as text, delivered at ``session_ms`` of the session's clock."""
+
+    text: str
+    sequence: int
+    session_ms: int
+    sent_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClockTickOut:
+    """Text on the virtual clock: the session's time is now ``session_ms``; answer ``step``."""
+
+    step: int
+    session_ms: int
+
+
 BridgeOutput = (
     SessionStartInfo
     | PeerAudio
@@ -160,4 +210,6 @@ BridgeOutput = (
     | NoticeOut
     | SessionEndingOut
     | SessionEndedOut
+    | PeerText
+    | ClockTickOut
 )

@@ -20,6 +20,9 @@ session (``RunOptions.user_connector``/``agent_connector`` with kind
    (id-matched; an error response or unsupported request just leaves that part
    empty) become the final state.
 
+A text session goes through RTVI ``send-text`` (:mod:`.pipecat_text`);
+pipecat cannot follow the virtual clock (StartRun refuses it).
+
 vae never imports pipecat: frames are encoded by :mod:`.pipecat_frames`.
 """
 
@@ -41,11 +44,13 @@ from bridge_service.connectors.base import (
     BotInput,
     BotProtocolError,
     BridgeOutput,
+    Capabilities,
     ConnectorConfig,
     ConnectorError,
     ConnectorOptionsError,
     FinalStatePart,
     PeerAudio,
+    PeerText,
     SessionEndingOut,
     SessionStartInfo,
     StateSyncOut,
@@ -70,6 +75,7 @@ from bridge_service.connectors.pipecat_messages import (
 )
 from bridge_service.connectors.pipecat_options import PipecatOptions, parse_options
 from bridge_service.connectors.pipecat_rtvi import RtviTranslator, as_dict
+from bridge_service.connectors.pipecat_text import LLM_TEXT, PipecatText
 from recordings.models import EventKind, Side
 
 __all__ = ["PipecatEndpoint", "check_config", "dial"]
@@ -77,6 +83,9 @@ __all__ = ["PipecatEndpoint", "check_config", "dial"]
 
 class PipecatEndpoint:
     """One session's side played by a pipecat bot (a :class:`SideEndpoint`)."""
+
+    #: Text through RTVI send-text; never the virtual clock.
+    capabilities = Capabilities(text=True)
 
     def __init__(self, ws: ClientConnection, url: str, role: Side, options: PipecatOptions) -> None:
         self.role = role
@@ -93,6 +102,8 @@ class PipecatEndpoint:
         self._final_sent = False
         self._ending = False
         self._wake = asyncio.Event()
+        #: A text session: turns go as send-text, the bot's LLM text comes back as turns.
+        self.text = PipecatText()
         self.rtvi = RtviTranslator(role, options.rtvi, time.time_ns, lambda: self._in.offset)
 
     # ------------------------------------------------------------ handshake
@@ -173,6 +184,8 @@ class PipecatEndpoint:
         except FrameDecodeError as exc:
             return [self._malformed(f"undecodable frame: {exc}", data.hex()[:200])]
         if isinstance(frame, AudioFrame):
+            if self.text.on:
+                return self.text.ignored_audio()
             return self._audio(frame)
         if isinstance(frame, MessageFrame):
             return self._message(frame.data)
@@ -201,7 +214,10 @@ class PipecatEndpoint:
             return [self._malformed("message frame is not a JSON object", text[:200])]
         kind = msg.get("type")
         if kind in ("server-response", "error-response") and (purpose := self._requests.pop(msg)):
+            self.text.check_response(purpose, msg)
             return self._response(purpose, msg)
+        if self.text.on and kind in LLM_TEXT:
+            return self.text.llm(str(kind), as_dict(msg.get("data")))
         head: list[BotInput] = list(self._in.drain()) if kind == "bot-stopped-speaking" else []
         return head + list(self.rtvi.translate(msg))
 
@@ -239,6 +255,9 @@ class PipecatEndpoint:
 
     # ------------------------------------------------------------ bridge -> bot
     async def send(self, message: BridgeOutput) -> bool:
+        if isinstance(message, PeerText):
+            await self._send_json(self.text.send_text(message.text, self._requests))
+            return True
         if isinstance(message, PeerAudio):
             buffered = self._ws.transport.get_write_buffer_size()
             if buffered > self.options.max_buffer_bytes:
@@ -246,6 +265,7 @@ class PipecatEndpoint:
             await self._ws.send(encode(AudioFrame(message.pcm, self.receive_rate, 1)))
             return True
         if isinstance(message, SessionStartInfo):
+            self.text.on = message.modality == "text"
             for msg in start_messages(message, self.options, self._requests):
                 await self._send_json(msg)
         elif isinstance(message, StateSyncOut):

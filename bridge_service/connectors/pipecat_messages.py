@@ -73,9 +73,10 @@ def start_messages(
         body = {"t": "apply_initialization", "d": d}
         out.append(rtvi("client-message", requests.new("initialization"), body))
     if options.kickoff_text:
+        # In a text session the bot answers in text too (its TTS skipped).
         body = {
             "content": options.kickoff_text,
-            "options": {"run_immediately": True, "audio_response": True},
+            "options": {"run_immediately": True, "audio_response": start.modality != "text"},
         }
         out.append(rtvi("send-text", requests.new("kickoff"), body))
     return out

@@ -56,6 +56,8 @@ _IGNORED = frozenset(
         "bot-llm-marker",
         "vad-user-started-speaking",
         "vad-user-stopped-speaking",
+        # The bot's echo of text we sent with send-text (recorded by the bridge already).
+        "user-input",
     }
 )
 _TIMINGS = ("ttfb", "ttfa", "ttfat", "processing")

@@ -282,7 +282,12 @@ class TwilioEndpoint:
             while len(self._caller) >= size:
                 chunk = bytes(self._caller[:size])
                 del self._caller[:size]
-                await self._ws.send(self._out.media(chunk, self._caller_ms))
+                try:
+                    await self._ws.send(self._out.media(chunk, self._caller_ms))
+                except ConnectionClosed:
+                    # The bot hung up while this frame was on its way: nobody listens,
+                    # as above (not a reader too slow for its audio).
+                    return True
                 self._caller_ms += self.options.media_ms
             return True
         if isinstance(message, SessionStartInfo):

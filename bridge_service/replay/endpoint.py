@@ -13,6 +13,10 @@ transcripts with their new times, one ``log`` event per placed turn with the
 planned and the actual cue (``payload["replay"]``), and at the end an
 ``end_conversation`` of kind ``replay_finished``. The replayed caller has no
 tools and no state of its own: its final state is empty.
+
+It follows the virtual clock too (``vae run --replay RUN --clock virtual``):
+each frame is answered at once with the caller's audio for that span, then a
+``ClockAck`` for the frame's step. It cannot play text: a replay is audio.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from bridge_service.connectors.base import (
     BotInput,
     BotProtocolError,
     BridgeOutput,
+    Capabilities,
+    ClockAck,
     FinalStatePart,
     PeerAudio,
     SessionEndingOut,
@@ -45,6 +51,7 @@ _TIMES = ("start_s", "end_s", "start_unix_nanos", "end_unix_nanos")
 
 class ReplayEndpoint:
     role = Side.USER
+    capabilities = Capabilities(virtual_clock=True)
 
     def __init__(self, script: ReplayScript, gate_silence_s: float) -> None:
         self.script = script
@@ -60,6 +67,7 @@ class ReplayEndpoint:
         self._seq = 0
         self._t0_ns = 0
         self._ended = False
+        self._virtual = False
 
     # ------------------------------------------------------------ SideEndpoint
     async def receive(self) -> AsyncIterator[BotInput]:
@@ -74,6 +82,7 @@ class ReplayEndpoint:
             self._on_frame(message)
         elif isinstance(message, SessionStartInfo):
             self._t0_ns = time.time_ns()
+            self._virtual = message.clock == "virtual"
             s = self.script
             text = (
                 f"replaying the caller of session {s.session_id} (run {s.run_id}):"
@@ -99,6 +108,8 @@ class ReplayEndpoint:
             self._seq += 1
         for what in happened:
             self._report(what)
+        if self._virtual:
+            self._queue.put_nowait(ClockAck(frame.sequence))
 
     def _report(self, what: dict[str, Any]) -> None:
         event = what["event"]

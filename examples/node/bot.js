@@ -12,6 +12,13 @@
 //   SessionEnding -> FinalState (state + context, chunked JSON, done=true)
 //   SessionEnded -> closes the stream.
 //
+// Text sessions (vae run --modality text): it declares Join.supports_text, and
+// when SessionStart.modality is MODALITY_TEXT it sends no audio at all: it
+// greets with a TextTurn, answers each of the peer's TextTurns with one of its
+// own (the bridge records them as spoken transcripts, so it sends no
+// Transcript events), then calls its tool and ends as in audio. It does not
+// declare the virtual clock (docs/contract.md shows what that would take).
+//
 // It holds --concurrency sessions at once (one Converse stream each) and keeps
 // joining until stopped (SIGINT/SIGTERM) or --sessions sessions are played
 // (streams still waiting are released then, sessions in progress finish, so it
@@ -91,6 +98,8 @@ class AgentBot {
     this.start = null;
     this.utterance = null;
     this.pump = null;
+    this.text = false; // a text session: TextTurns instead of audio
+    this.textSeq = 0;
   }
 
   send(message) {
@@ -109,12 +118,39 @@ class AgentBot {
     if (Number.isInteger(side.answers)) this.wantAnswers = side.answers;
     if (side.tool && side.tool.name) this.tool = side.tool;
     this.context.push({ role: 'system', content: start.system_prompt });
-    this.log(`session ${start.session.session_id} (${start.session.scenario_name}) started`);
+    this.text = start.modality === 'MODALITY_TEXT';
+    this.log(
+      `session ${start.session.session_id} (${start.session.scenario_name}) started`
+      + ` (${this.text ? 'text' : 'audio'})`,
+    );
+    const greets = start.first_speaker !== 'ROLE_USER';
+    if (this.text) {
+      // Greet unless the bridge says the user opens the call (SessionStart.first_speaker).
+      if (greets) this.say('Hello, this is the Node agent.');
+      return;
+    }
     this.startPump();
-    // Greet unless the bridge says the user opens the call (SessionStart.first_speaker).
-    if (start.first_speaker !== 'ROLE_USER') {
+    if (greets) {
       setTimeout(() => this.speak('Hello, this is the Node agent.', 0.6), 300);
     }
+  }
+
+  // A text session: the peer's whole turn. Answer it with a whole turn.
+  onPeerText(turn) {
+    if (this.ending) return;
+    this.context.push({ role: 'user', content: turn.text });
+    this.answers += 1;
+    const done = this.answers >= this.wantAnswers;
+    this.say(done ? 'All done, goodbye.' : 'I heard you, please go on.');
+    if (done) this.finish();
+  }
+
+  // One TextTurn (the bridge records it as this bot's spoken transcript).
+  say(text) {
+    this.event({ token_usage: { model: 'node-tone', prompt_tokens: 40 + this.answers, completion_tokens: 8 } });
+    this.send({ text: { text, sequence: String(this.textSeq), sent_unix_nanos: nowNs() } });
+    this.textSeq += 1;
+    this.context.push({ role: 'assistant', content: text });
   }
 
   // Peer audio arrives on the bridge's open-mic clock (silence when quiet).
@@ -247,6 +283,9 @@ function playOneSession(client, { runFilter, token, log, onCall }) {
         case 'audio':
           bot.onPeerAudio(msg.audio);
           break;
+        case 'text':
+          bot.onPeerText(msg.text);
+          break;
         case 'session_ending':
           bot.onSessionEnding(msg.session_ending);
           break;
@@ -287,6 +326,7 @@ function playOneSession(client, { runFilter, token, log, onCall }) {
         send_format: { encoding: 'AUDIO_ENCODING_PCM16LE', sample_rate_hz: RATE, channels: 1 },
         receive_format: { encoding: 'AUDIO_ENCODING_PCM16LE', sample_rate_hz: RATE, channels: 1 },
         run_filter: runFilter || '',
+        supports_text: true,
       },
     });
   });

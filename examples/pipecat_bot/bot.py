@@ -9,6 +9,14 @@ pipeline would. After ``--answers`` answers it calls its write tool (a
 function call, announced with ``action-applied`` like the established
 framework's write tools) and then its end tool, sending ``<exit>``.
 
+In a text session (``vae run --modality text``) vae's connector sends each
+of the peer's turns as an RTVI ``send-text``: pipecat's RTVIProcessor turns
+it into an ``LLMMessagesAppendFrame``, which this processor answers as an LLM
+service would — ``LLMFullResponseStartFrame``, ``LLMTextFrame``,
+``LLMFullResponseEndFrame`` — so pipecat's RTVIObserver reports it to the
+client as ``bot-llm-started``/``bot-llm-text``/``bot-llm-stopped``. No tone
+is played in text.
+
 It also implements the established framework's client messages
 (``update_system_prompt``, ``apply_initialization``, ``get_scenario_summary``,
 ``get_context_history``), so vae's pipecat connector can configure it and
@@ -39,6 +47,10 @@ from pipecat.frames.frames import (
     FunctionCallInProgressFrame,
     FunctionCallResultFrame,
     InputAudioRawFrame,
+    LLMFullResponseEndFrame,
+    LLMFullResponseStartFrame,
+    LLMMessagesAppendFrame,
+    LLMTextFrame,
     MetricsFrame,
     TTSAudioRawFrame,
     TTSStartedFrame,
@@ -122,17 +134,41 @@ class ToneResponder(FrameProcessor):
         if isinstance(frame, InputAudioRawFrame):
             await self._listen(frame)
             return  # the output transport has no use for the caller's audio
+        if isinstance(frame, LLMMessagesAppendFrame):
+            await self._read(frame)
+            return  # this processor is the bot's "LLM": nothing downstream needs it
         if isinstance(frame, BotStoppedSpeakingFrame):
             self.busy = False
             if self.finished:
                 await self._end()
         await self.push_frame(frame, direction)
 
-    async def _listen(self, frame: InputAudioRawFrame) -> None:
+    def _new_scenario(self) -> None:
         if self.generation != self.agent.generation:  # a new scenario: start afresh
             self.generation = self.agent.generation
             self.answered, self.speech_ms, self.quiet_ms = 0, 0.0, 0.0
             self.busy = self.finished = False
+
+    async def _read(self, frame: LLMMessagesAppendFrame) -> None:
+        """A text turn (RTVI send-text): answer it in text, as an LLM would."""
+        self._new_scenario()
+        if self.finished:
+            return
+        heard = " ".join(str(m.get("content", "")) for m in frame.messages if isinstance(m, dict))
+        self.agent.messages.append({"role": "user", "content": heard})
+        self.answered += 1
+        last = self.answered >= self.answers
+        text = "Your booking is done, goodbye." if last else "Sure, tell me more."
+        await self._report(last)
+        await self.push_frame(LLMFullResponseStartFrame())
+        await self.push_frame(LLMTextFrame(text=text))
+        await self.push_frame(LLMFullResponseEndFrame())
+        self.agent.messages.append({"role": "assistant", "content": text})
+        if last:
+            await self._end()
+
+    async def _listen(self, frame: InputAudioRawFrame) -> None:
+        self._new_scenario()
         if self.busy or self.finished:
             return
         samples = np.frombuffer(frame.audio, dtype="<i2").astype(np.float64) / 32768.0
@@ -153,6 +189,23 @@ class ToneResponder(FrameProcessor):
         self.agent.messages.append({"role": "user", "content": "(speech)"})
         last = self.answered >= self.answers
         text = "Your booking is done, goodbye." if last else "Sure, tell me more."
+        await self._report(last)
+        await self.push_frame(TTSStartedFrame())
+        await self.push_frame(TTSTextFrame(text=text, aggregated_by="sentence"))
+        t = np.arange(int(OUT_RATE * 0.8)) / OUT_RATE
+        tone = (np.sin(2 * np.pi * 440 * t) * 0.3 * 32767).astype("<i2")
+        step = OUT_RATE // 50  # 20 ms frames; the output transport paces them in real time
+        for start in range(0, len(tone), step):
+            chunk = tone[start : start + step].tobytes()
+            await self.push_frame(
+                TTSAudioRawFrame(audio=chunk, sample_rate=OUT_RATE, num_channels=1)
+            )
+        await self.push_frame(TTSStoppedFrame())
+        self.agent.messages.append({"role": "assistant", "content": text})
+        self.finished = last
+
+    async def _report(self, last: bool) -> None:
+        """Metrics as an LLM service reports them; on the last answer, the write action."""
         await self.push_frame(
             MetricsFrame(
                 data=[
@@ -169,19 +222,6 @@ class ToneResponder(FrameProcessor):
         )
         if last:
             await self._write_action()
-        await self.push_frame(TTSStartedFrame())
-        await self.push_frame(TTSTextFrame(text=text, aggregated_by="sentence"))
-        t = np.arange(int(OUT_RATE * 0.8)) / OUT_RATE
-        tone = (np.sin(2 * np.pi * 440 * t) * 0.3 * 32767).astype("<i2")
-        step = OUT_RATE // 50  # 20 ms frames; the output transport paces them in real time
-        for start in range(0, len(tone), step):
-            chunk = tone[start : start + step].tobytes()
-            await self.push_frame(
-                TTSAudioRawFrame(audio=chunk, sample_rate=OUT_RATE, num_channels=1)
-            )
-        await self.push_frame(TTSStoppedFrame())
-        self.agent.messages.append({"role": "assistant", "content": text})
-        self.finished = last
 
     async def _write_action(self) -> None:
         args = {"confirmed": True, "answers": self.answered}

@@ -142,6 +142,7 @@ def _session(
     failing = _failing(rows)
     turns = session_data.turn_latencies(reader, session, outcome)
     lat = [t["latency_s"] for t in turns]
+    mode = reader.session_mode(session.session_id)
     base, trial = split_trial(session.scenario_name)
     tools = session_data.tool_calls(reader, session)
     end_s = max([session.duration_s, *(t["t_s"] for t in tools)]) or 1.0
@@ -178,6 +179,8 @@ def _session(
         "db": session_data.db_states(reader, session, outcome),
         "assertions": session_data.assertions(outcome),
         "audio": audio,
+        "modality": mode.modality,
+        "clock": mode.clock,
     }
 
 
@@ -269,6 +272,8 @@ def report_data(
             "replayed_from": run_source(reader, run_id),
             "recorded_with": run.vae_version,
             "options": run.options,
+            "modality": str(run.options.get("modality", "audio")),
+            "clock": str(run.options.get("clock", "real")),
             "tags": run.tags,
             "bots": {"user": bots(all_sessions, "user"), "agent": bots(all_sessions, "agent")},
             "scenarios": len(scenarios),

@@ -41,9 +41,10 @@ def _subtitle(data: dict[str, Any]) -> str:
             + (f": {escape(str(error))}" if error else "")
             + "</span>"
         )
+    mode = f"{run.get('modality', 'audio')} on the {run.get('clock', 'real')} clock"
     return (
-        f'<div class="sub">agent {escape(agent)} · {run["scenarios"]} scenarios · recorded '
-        f"{escape(run['created'])} · {shown} · "
+        f'<div class="sub">agent {escape(agent)} · {run["scenarios"]} scenarios · '
+        f"{escape(mode)} · recorded {escape(run['created'])} · {shown} · "
         '<a href="#metadata">run details</a></div>'
     )
 
@@ -97,6 +98,7 @@ def _metadata(data: dict[str, Any]) -> str:
         ("agent bot", run["bots"].get("agent") or "-"),
         ("user bot", run["bots"].get("user") or "-"),
         ("replayed from", run.get("replayed_from") or "-"),
+        ("modality", run.get("modality", "audio")), ("clock", run.get("clock", "real")),
         ("report", f"generated {data['generated_at']} by vae {data['vae_version']}"),
     ]  # fmt: skip
     if scoring:

@@ -116,16 +116,22 @@ def _turns(s: dict[str, Any]) -> str:
 
 
 def session_block(i: int, s: dict[str, Any]) -> str:
+    text = s.get("modality") == "text"
     audio = (
         f'<audio controls preload="none" src="{escape(s["audio"])}"></audio>'
         '<span class="small"> stereo: user left, agent right</span>'
-        if s["audio"]
+        if s["audio"] and not text
+        else '<p class="small">a text session: the bots exchanged text turns, no audio '
+        "(audio-only signals are not applicable)</p>"
+        if text
         else '<p class="small">no audio in this report</p>'
     )
     lat = s["latency_p50_s"]
+    clock = " · virtual clock" if s.get("clock") == "virtual" else ""
     meta = (
-        f"{escape(s['domain'])} · {s['duration_s']:.1f} s · latency p50 "
-        f"{'n/a' if lat is None else f'{lat:.2f} s'} · stop: {escape(s['stop_reason'])}"
+        f"{escape(s['domain'])} · {'text · ' if text else ''}{s['duration_s']:.1f} s{clock}"
+        f" · latency p50 {'n/a' if lat is None else f'{lat:.2f} s'}"
+        f" · stop: {escape(s['stop_reason'])}"
     )
     if s["stop_reason"] and not s.get("finished", True):
         meta += f" (unfinished: {escape(s.get('stop_detail', ''))})"

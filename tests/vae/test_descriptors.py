@@ -53,10 +53,10 @@ def test_converse_message_types() -> None:
     assert method.input_type.name == "BotMessage"
     assert method.output_type.name == "BridgeMessage"
     bot = {f.name for f in bridge_pb2.BotMessage.DESCRIPTOR.oneofs_by_name["message"].fields}
-    assert bot == {"join", "audio", "event", "final_state"}
+    assert bot == {"join", "audio", "event", "final_state", "text", "clock_ack"}
     bridge = {f.name for f in bridge_pb2.BridgeMessage.DESCRIPTOR.oneofs_by_name["message"].fields}
-    assert {"joined", "session_start", "audio", "state_sync", "session_ending",
-            "session_ended", "peer_event", "wait_timeout"} <= bridge  # fmt: skip
+    assert {"joined", "session_start", "audio", "state_sync", "session_ending", "session_ended",
+            "peer_event", "wait_timeout", "text", "clock_tick"} <= bridge  # fmt: skip
 
 
 def test_session_start_carries_each_side_needs() -> None:

@@ -114,6 +114,18 @@ class _StopReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_StopReason
     """A replay (StartRunRequest.replay) played the last recorded user turn and
     heard the agent's reply: a finished attempt, not a failure.
     """
+    STOP_REASON_CLOCK_STALLED: _StopReason.ValueType  # 18
+    """On the virtual clock, a bot answered no step (ClockAck) for
+    RunOptions.inactivity_timeout_s of wall time; the detail names the side,
+    the step and the session time. The session's clock stood still meanwhile.
+    """
+    STOP_REASON_BOT_UNSUPPORTED: _StopReason.ValueType  # 19
+    """The run needs text or the virtual clock, and within the pairing timeout
+    only bots of a role that did not declare it (Join.supports_text,
+    Join.supports_virtual_clock) were waiting: the session was never run on
+    something they cannot follow. The detail names the role, the bots and the
+    field. Unfinished: a resume runs it again.
+    """
 
 class StopReason(_StopReason, metaclass=_StopReasonEnumTypeWrapper):
     """Why a session ended."""
@@ -158,6 +170,18 @@ detail names the option that changes who speaks first. Not retried.
 STOP_REASON_REPLAY_FINISHED: StopReason.ValueType  # 15
 """A replay (StartRunRequest.replay) played the last recorded user turn and
 heard the agent's reply: a finished attempt, not a failure.
+"""
+STOP_REASON_CLOCK_STALLED: StopReason.ValueType  # 18
+"""On the virtual clock, a bot answered no step (ClockAck) for
+RunOptions.inactivity_timeout_s of wall time; the detail names the side,
+the step and the session time. The session's clock stood still meanwhile.
+"""
+STOP_REASON_BOT_UNSUPPORTED: StopReason.ValueType  # 19
+"""The run needs text or the virtual clock, and within the pairing timeout
+only bots of a role that did not declare it (Join.supports_text,
+Join.supports_virtual_clock) were waiting: the session was never run on
+something they cannot follow. The detail names the role, the bots and the
+field. Unfinished: a resume runs it again.
 """
 Global___StopReason: _TypeAlias = StopReason  # noqa: Y015
 
@@ -269,6 +293,8 @@ class BotMessage(_message.Message):
     AUDIO_FIELD_NUMBER: _builtins.int
     EVENT_FIELD_NUMBER: _builtins.int
     FINAL_STATE_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    CLOCK_ACK_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def join(self) -> Global___Join:
         """Must be the first message, and only the first."""
@@ -290,6 +316,18 @@ class BotMessage(_message.Message):
     def final_state(self) -> Global___FinalState:
         """After SessionEnding: the bot's final state, possibly in several messages."""
 
+    @_builtins.property
+    def text(self) -> Global___TextTurn:
+        """A whole turn of this bot's speech as text; only in a text session
+        (SessionStart.modality MODALITY_TEXT), where it replaces audio.
+        """
+
+    @_builtins.property
+    def clock_ack(self) -> Global___ClockAck:
+        """On the virtual clock (SessionStart.clock CLOCK_KIND_VIRTUAL): this bot has
+        sent everything it had for the current step; see ClockAck.
+        """
+
     def __init__(
         self,
         *,
@@ -297,12 +335,14 @@ class BotMessage(_message.Message):
         audio: _common_pb2.AudioChunk | None = ...,
         event: _common_pb2.BotEvent | None = ...,
         final_state: Global___FinalState | None = ...,
+        text: Global___TextTurn | None = ...,
+        clock_ack: Global___ClockAck | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "event", b"event", "final_state", b"final_state", "join", b"join", "message", b"message"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "clock_ack", b"clock_ack", "event", b"event", "final_state", b"final_state", "join", b"join", "message", b"message", "text", b"text"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "event", b"event", "final_state", b"final_state", "join", b"join", "message", b"message"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "clock_ack", b"clock_ack", "event", b"event", "final_state", b"final_state", "join", b"join", "message", b"message", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["join", "audio", "event", "final_state"]  # noqa: Y015
+    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["join", "audio", "event", "final_state", "text", "clock_ack"]  # noqa: Y015
     _WhichOneofArgType_message: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_message) -> _WhichOneofReturnType_message | None: ...
 
@@ -323,6 +363,8 @@ class BridgeMessage(_message.Message):
     SESSION_ENDING_FIELD_NUMBER: _builtins.int
     SESSION_ENDED_FIELD_NUMBER: _builtins.int
     WAIT_TIMEOUT_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    CLOCK_TICK_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def joined(self) -> Global___Joined: ...
     @_builtins.property
@@ -365,6 +407,17 @@ class BridgeMessage(_message.Message):
     def session_ended(self) -> Global___SessionEnded: ...
     @_builtins.property
     def wait_timeout(self) -> Global___WaitTimeout: ...
+    @_builtins.property
+    def text(self) -> Global___TextTurn:
+        """The peer's turn in a text session: it replaces the peer's audio."""
+
+    @_builtins.property
+    def clock_tick(self) -> Global___ClockTick:
+        """Text on the virtual clock: the session's time moved to a new step; answer
+        with ClockAck. (Audio on the virtual clock needs no tick: each audio
+        message is a step.)
+        """
+
     def __init__(
         self,
         *,
@@ -377,12 +430,14 @@ class BridgeMessage(_message.Message):
         session_ending: Global___SessionEnding | None = ...,
         session_ended: Global___SessionEnded | None = ...,
         wait_timeout: Global___WaitTimeout | None = ...,
+        text: Global___TextTurn | None = ...,
+        clock_tick: Global___ClockTick | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "joined", b"joined", "message", b"message", "notice", b"notice", "peer_event", b"peer_event", "session_ended", b"session_ended", "session_ending", b"session_ending", "session_start", b"session_start", "state_sync", b"state_sync", "wait_timeout", b"wait_timeout"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "clock_tick", b"clock_tick", "joined", b"joined", "message", b"message", "notice", b"notice", "peer_event", b"peer_event", "session_ended", b"session_ended", "session_ending", b"session_ending", "session_start", b"session_start", "state_sync", b"state_sync", "text", b"text", "wait_timeout", b"wait_timeout"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "joined", b"joined", "message", b"message", "notice", b"notice", "peer_event", b"peer_event", "session_ended", b"session_ended", "session_ending", b"session_ending", "session_start", b"session_start", "state_sync", b"state_sync", "wait_timeout", b"wait_timeout"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "clock_tick", b"clock_tick", "joined", b"joined", "message", b"message", "notice", b"notice", "peer_event", b"peer_event", "session_ended", b"session_ended", "session_ending", b"session_ending", "session_start", b"session_start", "state_sync", b"state_sync", "text", b"text", "wait_timeout", b"wait_timeout"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["joined", "session_start", "audio", "peer_event", "state_sync", "notice", "session_ending", "session_ended", "wait_timeout"]  # noqa: Y015
+    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["joined", "session_start", "audio", "peer_event", "state_sync", "notice", "session_ending", "session_ended", "wait_timeout", "text", "clock_tick"]  # noqa: Y015
     _WhichOneofArgType_message: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_message) -> _WhichOneofReturnType_message | None: ...
 
@@ -401,6 +456,8 @@ class Join(_message.Message):
     RUN_FILTER_FIELD_NUMBER: _builtins.int
     FRAME_MS_FIELD_NUMBER: _builtins.int
     FRAMES_PER_MESSAGE_FIELD_NUMBER: _builtins.int
+    SUPPORTS_TEXT_FIELD_NUMBER: _builtins.int
+    SUPPORTS_VIRTUAL_CLOCK_FIELD_NUMBER: _builtins.int
     role: _common_pb2.Role.ValueType
     run_filter: _builtins.str
     """Only take sessions of this run: the exact run id, not a prefix (empty:
@@ -415,6 +472,16 @@ class Join(_message.Message):
     """Frames packed into one audio message to this bot (1..10; 0 = 1). More
     frames per message cost the bridge and the bot fewer messages a second;
     a message then carries frames_per_message * frame_ms of audio.
+    """
+    supports_text: _builtins.bool
+    """This bot can take a text session (SessionStart.modality MODALITY_TEXT):
+    it sends and reads TextTurn instead of audio. A run with modality text
+    pairs only bots that declare it (never a silent fall back to audio).
+    """
+    supports_virtual_clock: _builtins.bool
+    """This bot can follow the virtual clock (SessionStart.clock
+    CLOCK_KIND_VIRTUAL): it answers every step with ClockAck. A run on the
+    virtual clock pairs only bots that declare it.
     """
     @_builtins.property
     def bot(self) -> _common_pb2.BotInfo: ...
@@ -436,10 +503,12 @@ class Join(_message.Message):
         run_filter: _builtins.str = ...,
         frame_ms: _builtins.int = ...,
         frames_per_message: _builtins.int = ...,
+        supports_text: _builtins.bool = ...,
+        supports_virtual_clock: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "receive_format", b"receive_format", "send_format", b"send_format"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "frame_ms", b"frame_ms", "frames_per_message", b"frames_per_message", "receive_format", b"receive_format", "role", b"role", "run_filter", b"run_filter", "send_format", b"send_format"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "frame_ms", b"frame_ms", "frames_per_message", b"frames_per_message", "receive_format", b"receive_format", "role", b"role", "run_filter", b"run_filter", "send_format", b"send_format", "supports_text", b"supports_text", "supports_virtual_clock", b"supports_virtual_clock"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -500,6 +569,8 @@ class SessionStart(_message.Message):
     FIRST_SPEAKER_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     TRIAL_FIELD_NUMBER: _builtins.int
+    MODALITY_FIELD_NUMBER: _builtins.int
+    CLOCK_FIELD_NUMBER: _builtins.int
     role: _common_pb2.Role.ValueType
     domain: _builtins.str
     system_prompt: _builtins.str
@@ -543,6 +614,15 @@ class SessionStart(_message.Message):
     """With RunOptions.repeat > 1: which trial this is (1-based); 0 when the
     scenario runs once. The scenario name then ends in "#<trial>".
     """
+    modality: _common_pb2.Modality.ValueType
+    """Audio or text (RunOptions.modality). In a text session nothing carries
+    audio: send and read TextTurn; audio from the bot is refused.
+    """
+    clock: _common_pb2.ClockKind.ValueType
+    """The real clock or the virtual, lock-step one (RunOptions.clock). On the
+    virtual clock, answer every step with ClockAck (docs/contract.md, "The
+    virtual clock"); audio steps are frame_ms long, one frame per message.
+    """
     @_builtins.property
     def session(self) -> _common_pb2.SessionRef: ...
     @_builtins.property
@@ -568,14 +648,140 @@ class SessionStart(_message.Message):
         first_speaker: _common_pb2.Role.ValueType = ...,
         seed: _builtins.int = ...,
         trial: _builtins.int = ...,
+        modality: _common_pb2.Modality.ValueType = ...,
+        clock: _common_pb2.ClockKind.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["receive_format", b"receive_format", "session", b"session"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["domain", b"domain", "first_speaker", b"first_speaker", "frame_ms", b"frame_ms", "frames_per_message", b"frames_per_message", "initial_state_json", b"initial_state_json", "initialization_actions_json", b"initialization_actions_json", "max_duration_ms", b"max_duration_ms", "receive_format", b"receive_format", "role", b"role", "seed", b"seed", "session", b"session", "share_transcripts", b"share_transcripts", "side_config_json", b"side_config_json", "system_prompt", b"system_prompt", "tools_json", b"tools_json", "trial", b"trial"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "domain", b"domain", "first_speaker", b"first_speaker", "frame_ms", b"frame_ms", "frames_per_message", b"frames_per_message", "initial_state_json", b"initial_state_json", "initialization_actions_json", b"initialization_actions_json", "max_duration_ms", b"max_duration_ms", "modality", b"modality", "receive_format", b"receive_format", "role", b"role", "seed", b"seed", "session", b"session", "share_transcripts", b"share_transcripts", "side_config_json", b"side_config_json", "system_prompt", b"system_prompt", "tools_json", b"tools_json", "trial", b"trial"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SessionStart: _TypeAlias = SessionStart  # noqa: Y015
+
+@_typing.final
+class TextTurn(_message.Message):
+    """A whole turn of speech as text, in a text session (SessionStart.modality
+    MODALITY_TEXT). Bot -> bridge: this bot's turn. The bridge records it as the
+    sender's spoken transcript (the scorer reads it as it reads an audio
+    session's transcripts: do not send a Transcript event for it as well),
+    counts it as one turn, and delivers it to the peer. Bridge -> bot: the
+    peer's turn. Turns are whole: a text turn cannot be interrupted.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TEXT_FIELD_NUMBER: _builtins.int
+    DURATION_MS_FIELD_NUMBER: _builtins.int
+    SEQUENCE_FIELD_NUMBER: _builtins.int
+    SENT_UNIX_NANOS_FIELD_NUMBER: _builtins.int
+    SESSION_MS_FIELD_NUMBER: _builtins.int
+    text: _builtins.str
+    """The whole turn (must not be empty)."""
+    duration_ms: _builtins.int
+    """Bot -> bridge, on the virtual clock only: how long saying the turn would
+    take, ms; 0: the bridge estimates it at 180 words a minute. The turn
+    reaches the peer when it has been "spoken" (see docs/contract.md).
+    """
+    sequence: _builtins.int
+    """0 for the first turn a side sends or receives in the session, then +1."""
+    sent_unix_nanos: _builtins.int
+    """When it was sent, unix nanos on the sender's clock (the bridge's session
+    clock for turns it delivers).
+    """
+    session_ms: _builtins.int
+    """Bridge -> bot: the session time at which the turn reached this bot, ms
+    since the session started (on the session's clock, real or virtual).
+    """
+    def __init__(
+        self,
+        *,
+        text: _builtins.str = ...,
+        duration_ms: _builtins.int = ...,
+        sequence: _builtins.int = ...,
+        sent_unix_nanos: _builtins.int = ...,
+        session_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["duration_ms", b"duration_ms", "sent_unix_nanos", b"sent_unix_nanos", "sequence", b"sequence", "session_ms", b"session_ms", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TextTurn: _TypeAlias = TextTurn  # noqa: Y015
+
+@_typing.final
+class ClockTick(_message.Message):
+    """Text on the virtual clock: the session's time is now `session_ms`. The bot
+    answers with its TextTurns and events for this moment, then ClockAck with
+    the same step. The bridge sends the next tick only after both bots' acks.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STEP_FIELD_NUMBER: _builtins.int
+    SESSION_MS_FIELD_NUMBER: _builtins.int
+    step: _builtins.int
+    """0 for the first tick of the session, then +1."""
+    session_ms: _builtins.int
+    """The session time of this step, ms since the session started."""
+    def __init__(
+        self,
+        *,
+        step: _builtins.int = ...,
+        session_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["session_ms", b"session_ms", "step", b"step"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClockTick: _TypeAlias = ClockTick  # noqa: Y015
+
+@_typing.final
+class ClockAck(_message.Message):
+    """On the virtual clock: this bot has sent everything it had for step `step`.
+    Audio: `step` is the AudioChunk.sequence of the bridge's audio message the
+    bot answers (send your audio up to the end of that step first). Text: the
+    ClockTick.step. Any other step is refused (INVALID_ARGUMENT, BOT_ERROR).
+    A bot that answers no step for RunOptions.inactivity_timeout_s of wall time
+    ends the session with STOP_REASON_CLOCK_STALLED.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STEP_FIELD_NUMBER: _builtins.int
+    WAKE_AT_MS_FIELD_NUMBER: _builtins.int
+    AUDIO_FIELD_NUMBER: _builtins.int
+    step: _builtins.int
+    wake_at_ms: _builtins.int
+    """Text only: the session time (ms since the session started) at which this
+    bot wants a tick even if nothing arrives, e.g. to answer after a pause;
+    0: only when something arrives. Ignored when not after the step's time.
+    """
+    @_builtins.property
+    def audio(self) -> _common_pb2.AudioChunk:
+        """Audio, optional: this bot's audio for the step, carried in the answer to
+        save a message per step. Exactly the same as sending it as an AudioChunk
+        message just before this ClockAck (the same rules for sequence,
+        sample_offset and size).
+        """
+
+    def __init__(
+        self,
+        *,
+        step: _builtins.int = ...,
+        wake_at_ms: _builtins.int = ...,
+        audio: _common_pb2.AudioChunk | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "step", b"step", "wake_at_ms", b"wake_at_ms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClockAck: _TypeAlias = ClockAck  # noqa: Y015
 
 @_typing.final
 class StateSync(_message.Message):
@@ -891,6 +1097,8 @@ class RunOptions(_message.Message):
     FIRST_SPEAKER_TIMEOUT_S_FIELD_NUMBER: _builtins.int
     REPEAT_FIELD_NUMBER: _builtins.int
     REPLAY_GATE_SILENCE_S_FIELD_NUMBER: _builtins.int
+    MODALITY_FIELD_NUMBER: _builtins.int
+    CLOCK_FIELD_NUMBER: _builtins.int
     concurrency: _builtins.int
     """Sessions at once (default 4)."""
     max_duration_s: _builtins.float
@@ -942,6 +1150,19 @@ class RunOptions(_message.Message):
     0.5). A recorded user turn starts that long after the agent's end of speech,
     or after the recording's own gap when that was longer.
     """
+    modality: _common_pb2.Modality.ValueType
+    """Audio (MODALITY_AUDIO, the default when unset) or text turns
+    (MODALITY_TEXT). Text is refused (INVALID_ARGUMENT naming the reason)
+    with a connector that cannot carry text (twilio), with a replay, and when
+    every bot of a role waiting at StartRun did not declare Join.supports_text.
+    """
+    clock: _common_pb2.ClockKind.ValueType
+    """The real clock (CLOCK_KIND_REAL, the default when unset) or the virtual,
+    lock-step one (CLOCK_KIND_VIRTUAL). Virtual is refused (INVALID_ARGUMENT)
+    with a connector that cannot follow it (pipecat, twilio) and when every
+    bot of a role waiting at StartRun did not declare
+    Join.supports_virtual_clock.
+    """
     @_builtins.property
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -978,10 +1199,12 @@ class RunOptions(_message.Message):
         first_speaker_timeout_s: _builtins.float | None = ...,
         repeat: _builtins.int | None = ...,
         replay_gate_silence_s: _builtins.float | None = ...,
+        modality: _common_pb2.Modality.ValueType = ...,
+        clock: _common_pb2.ClockKind.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "user_connector", b"user_connector"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "end_policy", b"end_policy", "first_speaker", b"first_speaker", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tags", b"tags", "user_connector", b"user_connector"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "clock", b"clock", "concurrency", b"concurrency", "end_policy", b"end_policy", "first_speaker", b"first_speaker", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "modality", b"modality", "pairing_timeout_s", b"pairing_timeout_s", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tags", b"tags", "user_connector", b"user_connector"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__auto_resume_on_insufficient_turns: _TypeAlias = _typing.Literal["auto_resume_on_insufficient_turns"]  # noqa: Y015
     _WhichOneofArgType__auto_resume_on_insufficient_turns: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns"]  # noqa: Y015
@@ -1159,6 +1382,8 @@ class SessionSummary(_message.Message):
     STOP_DETAIL_FIELD_NUMBER: _builtins.int
     BOT_ERRORS_FIELD_NUMBER: _builtins.int
     FINISHED_FIELD_NUMBER: _builtins.int
+    MODALITY_FIELD_NUMBER: _builtins.int
+    CLOCK_FIELD_NUMBER: _builtins.int
     stop_reason: Global___StopReason.ValueType
     clean_exit: _builtins.bool
     user_turns: _builtins.int
@@ -1172,6 +1397,9 @@ class SessionSummary(_message.Message):
     """What the stop reason does not say (e.g. "no agent bot joined within 60 s")."""
     finished: _builtins.bool
     """False when the stop reason is unfinished (see docs/scoring.md)."""
+    modality: _common_pb2.Modality.ValueType
+    """The session's modality and clock, as the run asked."""
+    clock: _common_pb2.ClockKind.ValueType
     @_builtins.property
     def session(self) -> _common_pb2.SessionRef: ...
     @_builtins.property
@@ -1194,10 +1422,12 @@ class SessionSummary(_message.Message):
         stop_detail: _builtins.str = ...,
         bot_errors: _abc.Iterable[_builtins.str] | None = ...,
         finished: _builtins.bool = ...,
+        modality: _common_pb2.Modality.ValueType = ...,
+        clock: _common_pb2.ClockKind.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["session", b"session"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_turns", b"agent_turns", "bot_errors", b"bot_errors", "clean_exit", b"clean_exit", "duration_s", b"duration_s", "finished", b"finished", "retry_reason", b"retry_reason", "session", b"session", "status", b"status", "stop_detail", b"stop_detail", "stop_reason", b"stop_reason", "user_turns", b"user_turns"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_turns", b"agent_turns", "bot_errors", b"bot_errors", "clean_exit", b"clean_exit", "clock", b"clock", "duration_s", b"duration_s", "finished", b"finished", "modality", b"modality", "retry_reason", b"retry_reason", "session", b"session", "status", b"status", "stop_detail", b"stop_detail", "stop_reason", b"stop_reason", "user_turns", b"user_turns"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

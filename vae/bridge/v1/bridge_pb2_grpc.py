@@ -78,7 +78,9 @@ class BridgeServiceServicer:
         bot    -> Join
         bridge -> Joined                      (at once)
         bridge -> SessionStart                (when a session needs this role)
-        both   -> AudioChunk / BotEvent ...   (audio on the bridge's open-mic clock)
+        both   -> AudioChunk / BotEvent ...   (audio on the bridge's open-mic clock;
+        TextTurn instead in a text session;
+        ClockAck per step on the virtual clock)
         bridge -> SessionEnding               (end of conversation, any cause)
         bot    -> FinalState ...              (one or more, the last with done=true)
         bridge -> SessionEnded                (the recording is complete)
@@ -91,9 +93,12 @@ class BridgeServiceServicer:
         state       entered when the bridge      valid from the bot
         (start)     -                            Join (the first message only)
         waiting     sends Joined                 nothing; half-close to leave
-        in_session  sends SessionStart           audio, event
-        ending      sends SessionEnding          final_state; audio and event
-        still in flight (recorded only)
+        in_session  sends SessionStart           audio, event (text instead of audio
+        in a text session; clock_ack on
+        the virtual clock)
+        ending      sends SessionEnding          final_state; audio, text, event
+        and clock_ack still in flight
+        (recorded only)
         ended       sends SessionEnded           nothing (late messages ignored)
 
         Anything else (a second Join, audio while waiting, a final_state before

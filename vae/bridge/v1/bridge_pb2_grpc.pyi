@@ -54,7 +54,9 @@ class BridgeServiceStub:
       bot    -> Join
       bridge -> Joined                      (at once)
       bridge -> SessionStart                (when a session needs this role)
-      both   -> AudioChunk / BotEvent ...   (audio on the bridge's open-mic clock)
+      both   -> AudioChunk / BotEvent ...   (audio on the bridge's open-mic clock;
+                                             TextTurn instead in a text session;
+                                             ClockAck per step on the virtual clock)
       bridge -> SessionEnding               (end of conversation, any cause)
       bot    -> FinalState ...              (one or more, the last with done=true)
       bridge -> SessionEnded                (the recording is complete)
@@ -67,9 +69,12 @@ class BridgeServiceStub:
       state       entered when the bridge      valid from the bot
       (start)     -                            Join (the first message only)
       waiting     sends Joined                 nothing; half-close to leave
-      in_session  sends SessionStart           audio, event
-      ending      sends SessionEnding          final_state; audio and event
-                                               still in flight (recorded only)
+      in_session  sends SessionStart           audio, event (text instead of audio
+                                               in a text session; clock_ack on
+                                               the virtual clock)
+      ending      sends SessionEnding          final_state; audio, text, event
+                                               and clock_ack still in flight
+                                               (recorded only)
       ended       sends SessionEnded           nothing (late messages ignored)
 
     Anything else (a second Join, audio while waiting, a final_state before
@@ -122,7 +127,9 @@ class BridgeServiceAsyncStub(BridgeServiceStub):
       bot    -> Join
       bridge -> Joined                      (at once)
       bridge -> SessionStart                (when a session needs this role)
-      both   -> AudioChunk / BotEvent ...   (audio on the bridge's open-mic clock)
+      both   -> AudioChunk / BotEvent ...   (audio on the bridge's open-mic clock;
+                                             TextTurn instead in a text session;
+                                             ClockAck per step on the virtual clock)
       bridge -> SessionEnding               (end of conversation, any cause)
       bot    -> FinalState ...              (one or more, the last with done=true)
       bridge -> SessionEnded                (the recording is complete)
@@ -135,9 +142,12 @@ class BridgeServiceAsyncStub(BridgeServiceStub):
       state       entered when the bridge      valid from the bot
       (start)     -                            Join (the first message only)
       waiting     sends Joined                 nothing; half-close to leave
-      in_session  sends SessionStart           audio, event
-      ending      sends SessionEnding          final_state; audio and event
-                                               still in flight (recorded only)
+      in_session  sends SessionStart           audio, event (text instead of audio
+                                               in a text session; clock_ack on
+                                               the virtual clock)
+      ending      sends SessionEnding          final_state; audio, text, event
+                                               and clock_ack still in flight
+                                               (recorded only)
       ended       sends SessionEnded           nothing (late messages ignored)
 
     Anything else (a second Join, audio while waiting, a final_state before
@@ -193,7 +203,9 @@ class BridgeServiceServicer(metaclass=_abc_1.ABCMeta):
           bot    -> Join
           bridge -> Joined                      (at once)
           bridge -> SessionStart                (when a session needs this role)
-          both   -> AudioChunk / BotEvent ...   (audio on the bridge's open-mic clock)
+          both   -> AudioChunk / BotEvent ...   (audio on the bridge's open-mic clock;
+                                                 TextTurn instead in a text session;
+                                                 ClockAck per step on the virtual clock)
           bridge -> SessionEnding               (end of conversation, any cause)
           bot    -> FinalState ...              (one or more, the last with done=true)
           bridge -> SessionEnded                (the recording is complete)
@@ -206,9 +218,12 @@ class BridgeServiceServicer(metaclass=_abc_1.ABCMeta):
           state       entered when the bridge      valid from the bot
           (start)     -                            Join (the first message only)
           waiting     sends Joined                 nothing; half-close to leave
-          in_session  sends SessionStart           audio, event
-          ending      sends SessionEnding          final_state; audio and event
-                                                   still in flight (recorded only)
+          in_session  sends SessionStart           audio, event (text instead of audio
+                                                   in a text session; clock_ack on
+                                                   the virtual clock)
+          ending      sends SessionEnding          final_state; audio, text, event
+                                                   and clock_ack still in flight
+                                                   (recorded only)
           ended       sends SessionEnded           nothing (late messages ignored)
 
         Anything else (a second Join, audio while waiting, a final_state before

@@ -68,6 +68,72 @@ AUDIO_ENCODING_UNSPECIFIED: AudioEncoding.ValueType  # 0
 AUDIO_ENCODING_PCM16LE: AudioEncoding.ValueType  # 1
 Global___AudioEncoding: _TypeAlias = AudioEncoding  # noqa: Y015
 
+class _Modality:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ModalityEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Modality.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    MODALITY_UNSPECIFIED: _Modality.ValueType  # 0
+    """Not set: audio."""
+    MODALITY_AUDIO: _Modality.ValueType  # 1
+    """PCM audio both ways on the session's clock (the default)."""
+    MODALITY_TEXT: _Modality.ValueType  # 2
+    """Whole turns of text both ways (vae.bridge.v1.TextTurn) and no audio at
+    all: the fast tier for checking an agent's logic. Only bots that declare
+    Join.supports_text (and connectors that can carry text) take such a session.
+    """
+
+class Modality(_Modality, metaclass=_ModalityEnumTypeWrapper):
+    """How the two bots of a session talk (RunOptions.modality, SessionStart.modality)."""
+
+MODALITY_UNSPECIFIED: Modality.ValueType  # 0
+"""Not set: audio."""
+MODALITY_AUDIO: Modality.ValueType  # 1
+"""PCM audio both ways on the session's clock (the default)."""
+MODALITY_TEXT: Modality.ValueType  # 2
+"""Whole turns of text both ways (vae.bridge.v1.TextTurn) and no audio at
+all: the fast tier for checking an agent's logic. Only bots that declare
+Join.supports_text (and connectors that can carry text) take such a session.
+"""
+Global___Modality: _TypeAlias = Modality  # noqa: Y015
+
+class _ClockKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ClockKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ClockKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    CLOCK_KIND_UNSPECIFIED: _ClockKind.ValueType  # 0
+    """Not set: real."""
+    CLOCK_KIND_REAL: _ClockKind.ValueType  # 1
+    """Wall time: the bridge ticks on its own timer, bots send audio in real time
+    (the default).
+    """
+    CLOCK_KIND_VIRTUAL: _ClockKind.ValueType  # 2
+    """The virtual, lock-step clock: the bridge advances the session's time only
+    when both bots have answered the current step (vae.bridge.v1.ClockAck), as
+    fast as they keep up. docs/contract.md ("The virtual clock") specifies it.
+    Only bots that declare Join.supports_virtual_clock take such a session.
+    """
+
+class ClockKind(_ClockKind, metaclass=_ClockKindEnumTypeWrapper):
+    """The clock a session runs on (RunOptions.clock, SessionStart.clock)."""
+
+CLOCK_KIND_UNSPECIFIED: ClockKind.ValueType  # 0
+"""Not set: real."""
+CLOCK_KIND_REAL: ClockKind.ValueType  # 1
+"""Wall time: the bridge ticks on its own timer, bots send audio in real time
+(the default).
+"""
+CLOCK_KIND_VIRTUAL: ClockKind.ValueType  # 2
+"""The virtual, lock-step clock: the bridge advances the session's time only
+when both bots have answered the current step (vae.bridge.v1.ClockAck), as
+fast as they keep up. docs/contract.md ("The virtual clock") specifies it.
+Only bots that declare Join.supports_virtual_clock take such a session.
+"""
+Global___ClockKind: _TypeAlias = ClockKind  # noqa: Y015
+
 class _TranscriptKind:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
