@@ -33,7 +33,7 @@ from scorer_service.compare_config import bots
 from scorer_service.ledger import compare, current_scoring, resolve_scoring, session_outcomes
 from scorer_service.report import session_data
 from scorer_service.report.audio import session_audio_uri, write_session_audio
-from scorer_service.report.reasons import reasons
+from scorer_service.report.reasons import misheard, reasons
 from vae import __version__
 
 #: Order of sessions in the report: what needs attention first.
@@ -88,6 +88,7 @@ def _signal_rows(outcome: SessionOutcome | None, gating: list[str]) -> dict[str,
             "value": s.value,
             "gating": name in gating,
             "reasons": reasons(s),
+            "misheard": misheard(s),
         }
     return rows
 
@@ -96,7 +97,7 @@ def _failing(rows: dict[str, Any]) -> list[dict[str, Any]]:
     # Gating signals first: they decide the result; the others only inform.
     failing = [
         {"signal": name, "verdict": row["verdict"], "reasons": row["reasons"],
-         "gating": row["gating"] or name == signals.STALLED}
+         "gating": row["gating"] or name == signals.STALLED, "misheard": row["misheard"]}
         for name, row in rows.items()
         if row["verdict"] in (Verdict.FAILED, Verdict.UNSCORED) and name not in signals.COMPOSITES
     ]  # fmt: skip
@@ -107,10 +108,15 @@ def _failing(rows: dict[str, Any]) -> list[dict[str, Any]]:
 def _one_line(verdict: str, failing: list[dict[str, Any]]) -> str:
     if verdict not in ("failed", "unscored"):
         return ""
+    # A failure a mishearing explains is the session's reason before any other.
+    failing = sorted(failing, key=lambda f: not (f["gating"] and f.get("misheard")))
     for f in failing:
         if f["gating"] and (f["verdict"] == verdict or verdict == "failed"):
-            why = f["reasons"][0] if f["reasons"] else f["verdict"]
-            return f"{f['signal']}: {why}"
+            heard = f.get("misheard") or ""
+            found = [r for r in f["reasons"] if r != heard]
+            line = f"{f['signal']}: {found[0] if found else f['verdict']}"
+            # A mishearing that explains the failure comes first.
+            return f"{heard}; {line}" if heard else line
     return ""
 
 
@@ -176,6 +182,8 @@ def _session(
         "tools": tools,
         "db": session_data.db_states(reader, session, outcome),
         "assertions": session_data.assertions(outcome),
+        "heard": session_data.said_and_heard(outcome),
+        "transcribed": session_data.transcribed(reader, outcome),
         "audio": audio,
     }
 
