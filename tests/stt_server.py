@@ -145,9 +145,13 @@ class ByDuration:
     floor: int = 300
     seen: list[float] = field(default_factory=list)
 
+    def measure(self, samples: np.ndarray, rate: int) -> float:
+        """Seconds from the first to the last sample above the floor."""
+        loud = np.flatnonzero(np.abs(samples.astype(np.int32)) > self.floor)
+        return float((loud[-1] - loud[0]) / rate) if len(loud) else 0.0
+
     def __call__(self, upload: Upload) -> str:
-        loud = np.flatnonzero(np.abs(upload.samples.astype(np.int32)) > self.floor)
-        voiced = (loud[-1] - loud[0]) / upload.sample_rate if len(loud) else 0.0
+        voiced = self.measure(upload.samples, upload.sample_rate)
         self.seen.append(voiced)
         nearest = min(self.texts, key=lambda d: abs(d - voiced))
         return self.texts[nearest]

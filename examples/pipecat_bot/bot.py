@@ -9,6 +9,12 @@ pipeline would. After ``--answers`` answers it calls its write tool (a
 function call, announced with ``action-applied`` like the established
 framework's write tools) and then its end tool, sending ``<exit>``.
 
+It has no speech recogniser either; ``--transcribe-as TEXT`` (once per
+utterance, in order) stands in for one: it pushes pipecat's own
+``TranscriptionFrame`` for each utterance it hears, which pipecat's RTVI
+observer reports as ``user-transcription`` — what a pipecat STT service
+does — so vae records what the agent heard (HEARD_CORRECTLY).
+
 It also implements the established framework's client messages
 (``update_system_prompt``, ``apply_initialization``, ``get_scenario_summary``,
 ``get_context_history``), so vae's pipecat connector can configure it and
@@ -40,6 +46,7 @@ from pipecat.frames.frames import (
     FunctionCallResultFrame,
     InputAudioRawFrame,
     MetricsFrame,
+    TranscriptionFrame,
     TTSAudioRawFrame,
     TTSStartedFrame,
     TTSStoppedFrame,
@@ -105,11 +112,13 @@ class Agent:
 class ToneResponder(FrameProcessor):
     """Energy VAD on what it hears; answers each utterance with a tone."""
 
-    def __init__(self, agent: Agent, answers: int, tool: str) -> None:
+    def __init__(self, agent: Agent, answers: int, tool: str, heard: list[str]) -> None:
         super().__init__()
         self.agent = agent
         self.answers = answers
         self.tool = tool
+        #: What its stand-in recogniser "hears" of each utterance, in order.
+        self.heard = heard
         self.answered = 0
         self.speech_ms = 0.0
         self.quiet_ms = 0.0
@@ -150,7 +159,11 @@ class ToneResponder(FrameProcessor):
     async def _answer(self) -> None:
         self.busy = True
         self.answered += 1
-        self.agent.messages.append({"role": "user", "content": "(speech)"})
+        said = self.heard[self.answered - 1] if self.answered <= len(self.heard) else ""
+        if said:
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+            await self.push_frame(TranscriptionFrame(text=said, user_id="caller", timestamp=stamp))
+        self.agent.messages.append({"role": "user", "content": said or "(speech)"})
         last = self.answered >= self.answers
         text = "Your booking is done, goodbye." if last else "Sure, tell me more."
         await self.push_frame(
@@ -212,6 +225,13 @@ async def main() -> None:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--answers", type=int, default=1, help="answers before ending the call")
     parser.add_argument("--tool", default="book_table", help="the write tool it calls")
+    parser.add_argument(
+        "--transcribe-as",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="what it reports hearing of each utterance, in order (a stand-in recogniser)",
+    )
     args = parser.parse_args()
 
     transport = SingleClientWebsocketServerTransport(
@@ -229,7 +249,11 @@ async def main() -> None:
     agent = Agent()
     rtvi = RTVIProcessor()
     pipeline = Pipeline(
-        [transport.input(), ToneResponder(agent, args.answers, args.tool), transport.output()]
+        [
+            transport.input(),
+            ToneResponder(agent, args.answers, args.tool, args.transcribe_as),
+            transport.output(),
+        ]
     )
     task = PipelineTask(
         pipeline,

@@ -93,13 +93,19 @@ def _signal_rows(outcome: SessionOutcome | None, gating: list[str]) -> dict[str,
     return rows
 
 
+def _quiet(name: str, row: dict[str, Any]) -> bool:
+    """HEARD_CORRECTLY unscored and not gating: nothing was heard-reported, not a failure."""
+    return name == signals.HEARD_CORRECTLY and not row["gating"] and row["verdict"] == "unscored"
+
+
 def _failing(rows: dict[str, Any]) -> list[dict[str, Any]]:
     # Gating signals first: they decide the result; the others only inform.
     failing = [
         {"signal": name, "verdict": row["verdict"], "reasons": row["reasons"],
          "gating": row["gating"] or name == signals.STALLED, "misheard": row["misheard"]}
         for name, row in rows.items()
-        if row["verdict"] in (Verdict.FAILED, Verdict.UNSCORED) and name not in signals.COMPOSITES
+        if row["verdict"] in (Verdict.FAILED, Verdict.UNSCORED)
+        and name not in signals.COMPOSITES and not _quiet(name, row)
     ]  # fmt: skip
     failing.sort(key=lambda f: (not f["gating"], f["verdict"] != Verdict.FAILED))
     return failing

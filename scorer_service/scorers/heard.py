@@ -57,7 +57,7 @@ class HeardScorer:
             "said_source": said.source,
             "heard_source": got.source,
         }
-        if not got.lines and not got.errors:
+        if not got.source:
             if not ctx.asr_channels:
                 why = (
                     "the agent reported nothing it heard, and no transcription ran "
@@ -69,7 +69,7 @@ class HeardScorer:
                     "delivered to it to transcribe"
                 )
             return [_unscored(NO_HEARD, why, base)]
-        if not said.lines and not said.errors:
+        if not said.source:
             if ctx.session.user_turns == 0:
                 na = dict(base, reason="the caller said nothing")
                 return [SignalScore(signals.HEARD_CORRECTLY, Verdict.NOT_APPLICABLE, None, na)]

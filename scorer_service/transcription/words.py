@@ -33,7 +33,11 @@ HEARD_CHANNEL = {"user": "to_user", "agent": "to_agent"}
 
 @dataclass(frozen=True)
 class Words:
-    """One side's lines, where they came from ("bots", "asr" or "" for nowhere), failures."""
+    """One side's lines, where they came from ("bots", "asr" or "" for nowhere), failures.
+
+    A transcription that found no words is a source with no lines (nothing was
+    heard), unlike no source at all (nobody knows).
+    """
 
     lines: list[TranscriptLine] = field(default_factory=list)
     source: str = ""
@@ -57,7 +61,7 @@ def _from_asr(ctx: ScoringContext, channel: str, side: str) -> Words:
 
 def spoken(ctx: ScoringContext, side: str, mode: str) -> Words:
     """What ``side`` said, by the rule above."""
-    bots = Words([t for t in ctx.bot_transcripts if t.side == side], "bots")
+    bots = Words([t for t in ctx.bot_transcripts if t.side == side and t.text.strip()], "bots")
     channel = SAID_CHANNEL[side]
     if channel not in ctx.asr_channels:
         return bots if bots.lines else Words()
@@ -71,7 +75,7 @@ def spoken(ctx: ScoringContext, side: str, mode: str) -> Words:
 
 def heard(ctx: ScoringContext, listener: str) -> Words:
     """What ``listener`` heard: its own reports, else a transcription of what reached it."""
-    own = [t for t in ctx.heard if t.side == listener]
+    own = [t for t in ctx.heard if t.side == listener and t.text.strip()]
     if own:
         return Words(own, "bots")
     channel = HEARD_CHANNEL[listener]

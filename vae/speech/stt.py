@@ -71,7 +71,8 @@ class Transcriber(Protocol):
     """What bots and the scorer call; :func:`make_transcriber` builds one."""
 
     name: str
-    #: Requests sent to the engine (retries included), and seconds spent in them.
+    #: Requests sent to the engine (retries included), and the seconds the engine
+    #: spent on them (a request's own time, not its wait for a free slot).
     requests: int
     busy_s: float
 
@@ -192,12 +193,14 @@ def _sphinx_start() -> None:
     _decoder = pocketsphinx.Decoder(samprate=SPHINX_RATE, loglevel="FATAL")
 
 
-def _sphinx_decode(pcm: bytes) -> str:
+def _sphinx_decode(pcm: bytes) -> tuple[str, float]:
+    """(text, seconds spent decoding) of one turn."""
+    started = time.perf_counter()
     _decoder.start_utt()
     _decoder.process_raw(pcm, full_utt=True)
     _decoder.end_utt()
     hyp = _decoder.hyp()
-    return str(hyp.hypstr) if hyp is not None else ""
+    return (str(hyp.hypstr) if hyp is not None else ""), time.perf_counter() - started
 
 
 class PocketsphinxTranscriber:
@@ -249,16 +252,14 @@ class PocketsphinxTranscriber:
     async def transcribe(self, samples: np.ndarray, sample_rate: int) -> str:
         pcm = to_rate(samples, sample_rate, SPHINX_RATE).tobytes()
         self.requests += 1
-        started = time.perf_counter()
         try:
             # Submitting may spawn a worker (a second or so): off the event loop too.
             future = await asyncio.to_thread(self._workers().submit, _sphinx_decode, pcm)
-            text = await asyncio.wrap_future(future)
+            text, seconds = await asyncio.wrap_future(future)
         except Exception as exc:  # the decoder's or the worker's failure, as one message
             raise TranscriptionError(f"pocketsphinx failed: {exc!r}") from exc
-        finally:
-            self.busy_s += time.perf_counter() - started
-        return text.strip()
+        self.busy_s += seconds  # decoding only: not the wait for a free worker
+        return str(text).strip()
 
     async def close(self) -> None:
         pool, self._pool = self._pool, None
