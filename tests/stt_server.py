@@ -88,6 +88,7 @@ class _Handler(BaseHTTPRequestHandler):
         upload = _upload(self.headers.get("Content-Type", ""), body)
         with self.server.lock:
             self.server.uploads.append(upload)
+            self.server.authorizations.append(self.headers.get("Authorization", ""))
         reply = self.server.responder(upload)
         if isinstance(reply, str):
             reply = Reply(body=json.dumps({"text": reply}).encode())
@@ -107,6 +108,8 @@ class TranscriptionServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.responder = responder
         self.uploads: list[Upload] = []
+        #: The Authorization header of each request.
+        self.authorizations: list[str] = []
         self.lock = threading.Lock()
         #: Set on close: a delayed reply stops waiting.
         self.release = threading.Event()

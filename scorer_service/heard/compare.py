@@ -154,11 +154,15 @@ def compare(said: list[Line], heard: list[Line]) -> Comparison:
             errors[turn] += 1
     results: list[TurnResult] = []
     found: list[Mismatch] = []
+    # A turn's heard text runs to where the next turn's starts: its punctuation kept.
+    starts = [h_toks[heard_of[t][0]].start for t in range(len(said)) if heard_of.get(t)]
     for t, line in enumerate(said):
         mine = heard_of.get(t, [])
         toks = [h_toks[i] for i in mine]
         if toks:
-            lo, hi = toks[0].start, toks[-1].end
+            lo = toks[0].start
+            nxt = next((s for s in starts if s > lo), len(heard_text))
+            hi = max(toks[-1].end, len(heard_text[:nxt].rstrip()))
             ops = {k: heard_ops[i] for k, i in enumerate(mine)}
             heard_marks = _marks(heard_text, toks, ops, lo, hi)
             heard_span = heard_text[lo:hi]

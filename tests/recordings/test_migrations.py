@@ -44,6 +44,8 @@ def test_previous_version_is_upgraded_and_keeps_its_data(db_path: Path) -> None:
     assert conn.execute("SELECT error FROM runs").fetchall() == [("",)]
     columns = [r[1] for r in conn.execute("PRAGMA table_info(runs)")]
     assert "replayed_from" in columns  # 0009_replayed_from
+    # 0014_transcripts: a scoring's transcript layer and the transcription cache.
+    assert {"transcripts", "transcription_cache"} <= _tables(conn)
     conn.close()
 
 

@@ -202,3 +202,36 @@ def test_the_transcription_config_crosses_the_wire() -> None:
     back = config_from_proto(pb).transcription
     assert back == settings
     assert config_from_proto(config_to_proto(ScoringConfig().to_dict())).transcription.engine == ""
+
+
+async def test_the_scorer_service_transcribes_with_the_key_it_was_sent(
+    tmp_path: Path, db_path: Path
+) -> None:
+    """``vae rescore --scorer ADDR --transcribe openai``: the stage runs in the service,
+    the API key reaches the endpoint as a bearer token and is stored nowhere."""
+    from scorer_service.server import start_scorer
+    from scorer_service.wire_client import remote_rescore
+
+    write_call(tmp_path)
+    report = await import_calls(db_path, [tmp_path], run_id="june")
+    server = await start_scorer(db_path, "127.0.0.1:0")
+    try:
+        with offline_judge_server() as judge, TranscriptionServer(perfect_ears()) as stt:
+            settings = TranscriptionSettings("openai", stt.base_url, "whisper-1", api_key="s3cret")
+            config = ScoringConfig(
+                judge=JudgeSettings(judge.base_url, MODEL, include_conversation=True),
+                transcription=settings,
+            )
+            scoring, outcomes = await remote_rescore(
+                f"127.0.0.1:{server.port}", report.run_id, config
+            )
+            auth = stt.authorizations
+    finally:
+        await server.stop(1.0)
+    verdicts = {s.signal: s.verdict for s in outcomes[0].scores}
+    assert verdicts["NL_ASSERTION"] is Verdict.PASSED
+    assert scoring.summary["transcription"]["requests"] == len(TURNS)
+    assert auth and set(auth) == {"Bearer s3cret"}
+    with RecordingReader(db_path) as reader:
+        stored = reader.scoring(scoring.scoring_id)
+    assert stored is not None and "s3cret" not in json.dumps(stored.config)
