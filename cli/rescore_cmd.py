@@ -168,6 +168,13 @@ def rescore_command(**kw: Any) -> None:
 
     setup_logging(kw["log_level"])
     config = scoring_config(kw)
+    asr, judge = config.transcription, config.judge
+    if asr.enabled and judge.enabled and not judge.include_conversation:
+        click.echo(
+            "warning: --transcribe without --judge-include-conversation: the judge "
+            "does not read the transcripts (HEARD_CORRECTLY still does)",
+            err=True,
+        )
     mode = "append" if kw["append"] else "overwrite"
     bar, update = _progress(disable=kw["as_json"] or None)
     try:

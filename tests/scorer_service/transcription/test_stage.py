@@ -79,6 +79,10 @@ def test_an_imported_call_without_transcripts_becomes_decided(tmp_path: Path) ->
         calls_made = stt.calls
         second = run_cli("rescore", "--run", "june", *j, *asr)
         assert stt.calls == calls_made, "the second rescore asks the engine nothing"
+        # A judge that does not read the conversation cannot use the transcripts: said so.
+        blind = CliRunner().invoke(vae, ["rescore", "--run", "june", *j[:4], *j[5:], *asr])
+        assert blind.exit_code == 1
+        assert "without --judge-include-conversation" in blind.stderr
     # Without a transcription: nothing to judge from, unscored (never passed).
     assert scores_of(before)["is_successful"]["verdict"] == "unscored"
     # With one: the judge read the transcribed conversation and decided.
