@@ -33,7 +33,7 @@ from scorer_service.compare_config import bots
 from scorer_service.ledger import compare, current_scoring, resolve_scoring, session_outcomes
 from scorer_service.report import session_data
 from scorer_service.report.audio import session_audio_uri, write_session_audio
-from scorer_service.report.reasons import misheard, reasons
+from scorer_service.report.reasons import misheard, reason_line, reasons
 from vae import __version__
 
 #: Order of sessions in the report: what needs attention first.
@@ -93,8 +93,7 @@ def _signal_rows(outcome: SessionOutcome | None, gating: list[str]) -> dict[str,
     return rows
 
 
-def _quiet(name: str, row: dict[str, Any]) -> bool:
-    """HEARD_CORRECTLY unscored and not gating: nothing was heard-reported, not a failure."""
+def _quiet(name: str, row: dict[str, Any]) -> bool:  # nothing heard-reported: no failure
     return name == signals.HEARD_CORRECTLY and not row["gating"] and row["verdict"] == "unscored"
 
 
@@ -114,15 +113,10 @@ def _failing(rows: dict[str, Any]) -> list[dict[str, Any]]:
 def _one_line(verdict: str, failing: list[dict[str, Any]]) -> str:
     if verdict not in ("failed", "unscored"):
         return ""
-    # A failure a mishearing explains is the session's reason before any other.
-    failing = sorted(failing, key=lambda f: not (f["gating"] and f.get("misheard")))
+    failing = sorted(failing, key=lambda f: not (f["gating"] and f.get("misheard")))  # it first
     for f in failing:
         if f["gating"] and (f["verdict"] == verdict or verdict == "failed"):
-            heard = f.get("misheard") or ""
-            found = [r for r in f["reasons"] if r != heard]
-            line = f"{f['signal']}: {found[0] if found else f['verdict']}"
-            # A mishearing that explains the failure comes first.
-            return f"{heard}; {line}" if heard else line
+            return reason_line(f["signal"], f["reasons"], f.get("misheard") or "", f["verdict"])
     return ""
 
 

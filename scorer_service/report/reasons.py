@@ -54,14 +54,17 @@ def misheard(score: ScoreRecord | None) -> str:
     return str(found.get("text") or "") if isinstance(found, dict) else ""
 
 
+def reason_line(signal: str, found: list[str], heard: str, fallback: str = "failed") -> str:
+    """``SIGNAL: first reason`` from a signal's reasons, after its mishearing (``heard``)."""
+    rest = [r for r in found if r != heard]
+    line = f"{signal}: {rest[0] if rest else fallback}"
+    return f"{heard}; {line}" if heard else line
+
+
 def signal_line(signal: str, score: ScoreRecord | None, fallback: str = "failed") -> str:
     """``SIGNAL: first reason``, after the mishearing that explains it when there is one."""
     found = reasons(score) if score is not None else []
-    heard = misheard(score)
-    if heard and found and found[0] == heard:
-        found = found[1:]
-    line = f"{signal}: {found[0] if found else fallback}"
-    return f"{heard}; {line}" if heard else line
+    return reason_line(signal, found, misheard(score), fallback)
 
 
 def _heard(d: dict[str, Any], verdict: Verdict) -> list[str]:
