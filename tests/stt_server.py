@@ -13,7 +13,6 @@ import contextlib
 import io
 import json
 import threading
-import time
 import wave
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -158,7 +157,3 @@ class ByDuration:
         self.seen.append(voiced)
         nearest = min(self.texts, key=lambda d: abs(d - voiced))
         return self.texts[nearest]
-
-
-def stamp() -> float:
-    return time.monotonic()
