@@ -200,7 +200,7 @@ class BotStream:
                 elif which == "peer_event" and msg.peer_event.HasField("transcript"):
                     text = msg.peer_event.transcript.text
                     await conv.peer.add(text)
-                    if conv.record_history:
+                    if conv.record_history and not conv.reports_heard:
                         conv.history.append({"role": "user", "content": text})
                 elif which == "state_sync":
                     conv.db.merge(json.loads(msg.state_sync.delta_json or "{}"))

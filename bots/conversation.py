@@ -125,6 +125,9 @@ class Conversation:
         #: LLM context replace it and turn ``record_history`` off.
         self.history: list[dict[str, Any]] = []
         self.record_history = True
+        #: Set by a brain that reports what it heard itself (:meth:`heard`): the
+        #: peer's forwarded words then reach the history only through it.
+        self.reports_heard = False
         if info.system_prompt:
             self.history.append({"role": "system", "content": info.system_prompt})
         self._emit = emit
@@ -150,6 +153,24 @@ class Conversation:
 
     async def log(self, message: str, level: int = common_pb2.LOG_LEVEL_INFO) -> None:
         await self.emit(log=common_pb2.Log(level=level, message=message))  # type: ignore[arg-type]
+
+    async def heard(self, text: str, start_offset: int = -1, end_offset: int = -1) -> None:
+        """Report what we heard the peer say (HEARD): what we act on from here.
+
+        Offsets are on the received line's sample clock, when known.
+        """
+        event = common_pb2.Transcript(
+            kind=common_pb2.TRANSCRIPT_KIND_HEARD,
+            text=text,
+            is_final=True,
+            start_unix_nanos=0,
+            end_unix_nanos=time.time_ns(),
+            start_sample_offset=start_offset,
+            end_sample_offset=end_offset,
+        )
+        await self.emit(transcript=event)
+        if self.record_history:
+            self.history.append({"role": "user", "content": text})
 
     async def end(self, reason: str) -> None:
         """Ask the bridge to end the call: the agent's end tool or the user hanging up."""

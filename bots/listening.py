@@ -1,10 +1,12 @@
 """Hearing the peer: energy-based detection of its speech on the received audio.
 
-A reference bot has no speech recogniser; it takes turns the way a phone
-caller does without understanding words — it waits until the line has been
-quiet for a while after the peer spoke. The bridge delivers the peer's audio
-continuously on its open-mic clock (silence when the peer is quiet), so the
-received sample count is a clock and every boundary is placed on it.
+A reference bot takes turns the way a phone caller does without
+understanding words — it waits until the line has been quiet for a while
+after the peer spoke. The bridge delivers the peer's audio continuously on
+its open-mic clock (silence when the peer is quiet), so the received sample
+count is a clock and every boundary is placed on it. A bot that transcribes
+the peer (``vae bot --llm ... --asr ENGINE``) has the listener keep the
+received audio (:meth:`PeerListener.keep_audio`) and cuts each turn from it.
 
 In a text session there is nothing to detect: :class:`PeerTexts` counts the
 peer's whole text turns with the same counters, so a brain takes its turns
@@ -61,6 +63,31 @@ class PeerListener:
         self._quiet_run = 0
         self._candidate_start = 0
         self._changed = asyncio.Condition()
+        #: Received-sample offsets of every onset, in order.
+        self.onsets: list[int] = []
+        #: Received audio kept from ``_kept_from`` on (None: not kept).
+        self._kept: bytearray | None = None
+        self._kept_from = 0
+
+    def keep_audio(self) -> None:
+        """Keep what is received from now on, for :meth:`audio`."""
+        if self._kept is None:
+            self._kept, self._kept_from = bytearray(), self.samples_heard
+
+    def audio(self, start: int, end: int) -> np.ndarray:
+        """Received samples ``[start, end)`` (offsets on the received clock) that were kept."""
+        if self._kept is None:
+            return np.zeros(0, dtype=np.int16)
+        a = max(0, start - self._kept_from) * 2
+        b = max(0, end - self._kept_from) * 2
+        return np.frombuffer(bytes(self._kept[a:b]), dtype="<i2")
+
+    def forget_before(self, offset: int) -> None:
+        """Drop kept audio before ``offset`` (a turn already transcribed)."""
+        if self._kept is not None and offset > self._kept_from:
+            cut = min(len(self._kept), (offset - self._kept_from) * 2)
+            del self._kept[:cut]
+            self._kept_from += cut // 2
 
     async def feed(self, pcm: bytes) -> None:
         """Process one received frame (PCM16 LE mono) and wake the waiters."""
@@ -73,6 +100,8 @@ class PeerListener:
         """Process one received frame (PCM16 LE mono); waiters are not woken."""
         samples = np.frombuffer(pcm, dtype="<i2")
         n = len(samples)
+        if self._kept is not None:
+            self._kept += pcm
         loud = rms_dbfs(samples) > self.settings.threshold_dbfs
         offset = self.samples_heard
         self.samples_heard += n
@@ -85,6 +114,7 @@ class PeerListener:
                 self.speaking = True
                 self.starts += 1
                 self.last_start_offset = self._candidate_start
+                self.onsets.append(self._candidate_start)
         else:
             self._loud_run = 0
             self._quiet_run += n

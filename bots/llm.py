@@ -1,9 +1,12 @@
 """LLM-driven user and agent bots through any OpenAI-compatible endpoint.
 
-The bot has no speech recogniser: it learns what the peer said from the
-peer's transcript events, which the bridge forwards only when the run shares
-transcripts. Without them it is told honestly that the peer spoke and for how
-long. Tools come from ``tools_json`` (every argument a string, as the
+The bot learns what the peer said from the peer's transcript events, which
+the bridge forwards only when the run shares transcripts. When the peer shares
+none (an audio-only agent over a phone connector) and the bot was given a
+transcription engine (``vae bot ... --asr ENGINE``, :mod:`vae.speech.stt`), it
+transcribes each of the peer's turns from the audio it received, acts on that
+text and reports it as HEARD. Without an engine it is told honestly that the
+peer spoke and for how long. Tools come from ``tools_json`` (every argument a string, as the
 established framework declares them) plus an end tool — ``end_conversation``
 for the agent, ``hang_up`` for the user; effects follow the side's
 ``tool_effects`` (see :mod:`bots.jsondb`). Each completion reports its token
@@ -20,9 +23,14 @@ from typing import Any
 import openai
 
 from bots.conversation import Conversation
+from bots.listening import PeerListener
+from vae.common.v1 import common_pb2
+from vae.speech.stt import Transcriber, TranscriptionError
 
 END_TOOLS = {"agent": "end_conversation", "user": "hang_up"}
 MAX_TOOL_ROUNDS = 5
+#: Received audio kept around a peer turn sent for transcription.
+TURN_PAD_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -73,11 +81,19 @@ def tool_specs(tools: dict[str, dict[str, str]], role: str) -> list[dict[str, An
 class LlmBrain:
     """One session's LLM loop: wait for the peer's turn, complete, act, speak."""
 
-    def __init__(self, settings: LlmSettings, client: openai.AsyncOpenAI | None = None) -> None:
+    def __init__(
+        self,
+        settings: LlmSettings,
+        client: openai.AsyncOpenAI | None = None,
+        transcriber: Transcriber | None = None,
+    ) -> None:
         self.settings = settings
         self.client = client or openai.AsyncOpenAI(
             base_url=settings.base_url, api_key=settings.api_key, max_retries=2
         )
+        self.transcriber = transcriber
+        #: Peer onsets already transcribed.
+        self._onsets = 0
 
     async def __call__(self, conv: Conversation) -> None:
         conv.record_history = False
@@ -90,6 +106,9 @@ class LlmBrain:
         speaks_first = conv.info.opens_call(
             bool(conv.info.side_config.get("speaks_first", conv.info.role == "agent"))
         )
+        # A text session's peer arrives as text: there is nothing to transcribe.
+        if self.transcriber is not None and isinstance(conv.listener, PeerListener):
+            conv.listener.keep_audio()
         first = True
         seen = 0
         while True:
@@ -107,6 +126,10 @@ class LlmBrain:
         new = conv.peer.texts[seen:]
         if new:
             messages.append({"role": "user", "content": " ".join(new)})
+        elif self.transcriber is not None and isinstance(conv.listener, PeerListener):
+            messages.append(
+                {"role": "user", "content": await self._transcribe(conv, conv.listener)}
+            )
         else:
             heard = conv.listener
             seconds = max(0, heard.last_end_offset - heard.last_start_offset) / heard.sample_rate
@@ -115,6 +138,32 @@ class LlmBrain:
                  "no transcript is available]"}
             )  # fmt: skip
         return len(conv.peer.texts)
+
+    async def _transcribe(self, conv: Conversation, ears: PeerListener) -> str:
+        """The peer's latest turn as text (reported as HEARD), cut from the received audio."""
+        assert self.transcriber is not None
+        onsets = ears.onsets[self._onsets :]
+        self._onsets = len(ears.onsets)
+        start = onsets[0] if onsets else ears.last_start_offset
+        end = ears.last_end_offset
+        seconds = max(0, end - start) / ears.sample_rate
+        pad = round(TURN_PAD_S * ears.sample_rate)
+        samples = ears.audio(max(0, start - pad), end + pad)
+        started = time.perf_counter()
+        try:
+            text = await self.transcriber.transcribe(samples, ears.sample_rate)
+        except TranscriptionError as exc:
+            await conv.log(
+                f"could not transcribe the peer's turn: {exc}", common_pb2.LOG_LEVEL_WARNING
+            )
+            return f"[the other party spoke for {seconds:.1f} s; the turn could not be transcribed]"
+        finally:
+            ears.forget_before(end)
+        await conv.metric("stt_latency", time.perf_counter() - started, "s", "stt")
+        if not text:
+            return f"[the other party spoke for {seconds:.1f} s; nothing was recognised]"
+        await conv.heard(text, start, end)
+        return text
 
     async def _respond(
         self,

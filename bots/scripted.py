@@ -19,16 +19,22 @@ an interruption, nothing for the opening line of the side that speaks first —
 then ``wait_s`` of line time, then runs its tool calls, speaks, and ends the
 call if ``end`` is set. A script that runs out leaves the bot listening in
 silence: that is how a "stalled agent" is scripted.
+
+The agent also reports what it heard of each caller turn (:mod:`bots.hearing`):
+the caller's words as delivered, or an agent step's ``heard: "..."``, the
+text it reports for the caller's preceding turn and then acts on.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bots.conversation import Conversation
+from bots.hearing import HeardReporter
 from vae.common.v1 import common_pb2
 
 log = logging.getLogger("vae.bots.scripted")
@@ -57,6 +63,8 @@ class ScriptItem:
     wait_s: float | None = None
     no_wait: bool = False
     end: bool = False
+    #: Agent only: what it reports hearing of the caller's preceding turn, and acts on.
+    heard: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,7 +77,7 @@ class Script:
     yield_after_s: float | None = 0.3
 
 
-_ITEM_KEYS = {"say", "tool_calls", "barge_in_after_s", "wait_s", "no_wait", "end"}
+_ITEM_KEYS = {"say", "tool_calls", "barge_in_after_s", "wait_s", "no_wait", "end", "heard"}
 
 
 def _number(value: Any, where: str) -> float:
@@ -110,6 +118,11 @@ def parse_script(config: dict[str, Any], role: str) -> Script:
             calls.append(ScriptedCall(call["name"], dict(args)))
         barge = entry.get("barge_in_after_s")
         wait = entry.get("wait_s")
+        heard = entry.get("heard")
+        if heard is not None and not isinstance(heard, str):
+            raise ScriptError(f"{where}.heard", "must be a string")
+        if heard is not None and role != "agent":
+            raise ScriptError(f"{where}.heard", "only an agent step says what it heard")
         items.append(
             ScriptItem(
                 say=say.strip(),
@@ -120,6 +133,7 @@ def parse_script(config: dict[str, Any], role: str) -> Script:
                 wait_s=None if wait is None else _number(wait, f"{where}.wait_s"),
                 no_wait=bool(entry.get("no_wait", False)),
                 end=bool(entry.get("end", False)),
+                heard=None if heard is None else heard.strip(),
             )
         )
     effects = config.get("tool_effects", {})
@@ -146,8 +160,26 @@ async def play_script(conv: Conversation) -> None:
     script = replace(script, speaks_first=conv.info.opens_call(script.speaks_first))
     for action in conv.info.initialization_actions:
         conv.db.call(action["func_name"], action.get("arguments", {}), script.tool_effects)
+    if conv.info.role != "agent":
+        await _play(conv, script, None)
+        return
+    ears = HeardReporter(conv)
+    await ears.explain_silence()
+    # The agent keeps hearing (and reporting) after its script ends, until the call does.
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(ears.run())
+        await _play(conv, script, ears)
+
+
+async def _play(conv: Conversation, script: Script, ears: HeardReporter | None) -> None:
     for index, item in enumerate(script.items):
-        await _cue(conv, script, item, first=index == 0)
+        first = index == 0
+        waits = not (item.no_wait or (first and script.speaks_first))
+        if ears is not None:
+            ears.expect(item.heard if waits else None)
+        await _cue(conv, script, item, first=first)
+        if ears is not None:
+            await ears.acted()
         for call in item.tool_calls:
             outcome = await conv.tool_call(call.name, call.arguments, script.tool_effects)
             if outcome.error:

@@ -2,8 +2,10 @@
 
 Scripted by default (each side plays the ``script`` from the scenario); with
 ``--llm-base-url`` and ``--llm-model`` an LLM-driven bot through any
-OpenAI-compatible endpoint. ``--concurrency N`` holds N conversations at once
-(N Converse streams). Runs until interrupted, or for ``--sessions`` sessions.
+OpenAI-compatible endpoint, which with ``--asr ENGINE`` transcribes the turns
+of a peer that shares no transcripts (``vae.speech.stt``). ``--concurrency N``
+holds N conversations at once (N Converse streams). Runs until interrupted, or
+for ``--sessions`` sessions.
 """
 
 from __future__ import annotations
@@ -74,6 +76,39 @@ async def _main(config: BotConfig) -> int:
 )
 @click.option("--llm-model", default=None, help="Model name for --llm-base-url.")
 @click.option(
+    "--asr",
+    type=click.Choice(["openai", "pocketsphinx"]),
+    envvar="VAE_ASR",
+    default=None,
+    help="LLM bots: transcribe each peer turn with this engine when the peer shares no "
+    "transcripts, act on the text and report it as heard (env VAE_ASR).",
+)
+@click.option(
+    "--asr-base-url",
+    envvar="VAE_ASR_BASE_URL",
+    default="",
+    help="--asr openai: an OpenAI-compatible /v1/audio/transcriptions endpoint "
+    "(env VAE_ASR_BASE_URL).",
+)
+@click.option(
+    "--asr-model",
+    envvar="VAE_ASR_MODEL",
+    default="",
+    help="Transcription model (env VAE_ASR_MODEL).",
+)
+@click.option(
+    "--asr-api-key",
+    envvar="VAE_ASR_API_KEY",
+    default="",
+    help="API key of the transcription endpoint, never stored (env VAE_ASR_API_KEY).",
+)
+@click.option(
+    "--asr-language",
+    envvar="VAE_ASR_LANGUAGE",
+    default="",
+    help="Language hint, e.g. en (env VAE_ASR_LANGUAGE).",
+)
+@click.option(
     "--llm-api-key",
     envvar="VAE_BOT_LLM_API_KEY",
     default="unused",
@@ -112,6 +147,11 @@ def bot_command(
     llm_base_url: str | None,
     llm_model: str | None,
     llm_api_key: str,
+    asr: str | None,
+    asr_base_url: str,
+    asr_model: str,
+    asr_api_key: str,
+    asr_language: str,
     tts: str,
     name: str | None,
     tls_ca: Path | None,
@@ -132,6 +172,8 @@ def bot_command(
       vae bot agent --concurrency 4 --token s3cret --tls-ca ca.pem
       vae bot user --bridge 127.0.0.1:50051 --tts buzz --sessions 1
       vae bot agent --llm-base-url http://127.0.0.1:8000/v1 --llm-model my-model
+      vae bot user --llm-base-url http://127.0.0.1:8000/v1 --llm-model my-model \
+          --asr openai --asr-base-url http://127.0.0.1:8001/v1 --asr-model whisper-1
     """
     import grpc
 
@@ -144,6 +186,17 @@ def bot_command(
     setup_logging(log_level)
     if bool(llm_base_url) != bool(llm_model):
         raise click.UsageError("--llm-base-url and --llm-model go together")
+    if asr and not llm_base_url:
+        raise click.UsageError("--asr is for LLM bots: give --llm-base-url and --llm-model too")
+    transcriber = None
+    if asr:
+        from vae.speech.stt import SttConfigError, SttSettings, make_transcriber
+
+        stt = SttSettings(asr, asr_base_url, asr_model, asr_api_key, asr_language)
+        try:
+            transcriber = make_transcriber(stt)
+        except SttConfigError as exc:
+            raise click.UsageError(f"{exc} (--asr {asr}: --asr-base-url, --asr-model)") from exc
     brain: Brain = play_script
     kind = "scripted"
     if script_from is not None:
@@ -153,7 +206,7 @@ def bot_command(
         kind = "llm"
 
         def make() -> Brain:
-            return LlmBrain(settings)
+            return LlmBrain(settings, transcriber=transcriber)
     else:
 
         def make() -> Brain:

@@ -93,6 +93,9 @@ def _run_options(concurrency: int, inactivity_s: float) -> bridge_pb2.RunOptions
         auto_retry_backoff_s=0.5,
         pairing_timeout_s=30,
         seed=7,
+        # The scripted agent reports what it heard from the caller's shared transcript,
+        # so HEARD_CORRECTLY is decided (and a scripted mishearing attributed).
+        share_transcripts=True,
         tags=["demo"],
     )
 
@@ -244,9 +247,20 @@ def _write_report(
             "verdict": s["verdict"],
             "stop_reason": s["stop_reason"],
             "failing": {f["signal"]: f["reasons"] for f in s["failing"] if f["gating"]},
+            # The report's one-line reason: a mishearing that explains the failure first.
+            "reason": s["reason"],
+            "misheard": next(
+                (f["misheard"] for f in s["failing"] if f["gating"] and f.get("misheard")), ""
+            ),
         }
         for s in data["sessions"]
     ], data["baseline"]
+
+
+def _first(reasons: list[str], misheard: str | None) -> str:
+    """A signal's first reason, leaving out the mishearing already printed before it."""
+    found = [r for r in reasons if r != misheard]
+    return found[0] if found else ""
 
 
 def print_summary(result: DemoResult, db_path: Locator) -> None:
@@ -257,7 +271,9 @@ def print_summary(result: DemoResult, db_path: Locator) -> None:
     )
     rows = [
         [row["verdict"], row["scenario"],
-         "; ".join(f"{sig}: {why[0] if why else ''}" for sig, why in row["failing"].items())]
+         "; ".join([*([row["misheard"]] if row.get("misheard") else []),
+                    *(f"{sig}: {_first(why, row.get('misheard'))}"
+                      for sig, why in row["failing"].items())])]
         for row in result.sessions
     ]  # fmt: skip
     click.echo(table(["result", "scenario", "why"], rows))

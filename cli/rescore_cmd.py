@@ -142,7 +142,10 @@ def rescore_command(**kw: Any) -> None:
 
     Prints a summary: success rates overall, per domain and per signal,
     latency, tokens, and each failing session with why (or one JSON document
-    with --json). Progress goes to stderr. Scenarios that need a judge (NL
+    with --json). With --transcribe the recorded channels are transcribed
+    first (a layer beside the bots' transcripts, tied to this scoring); a turn
+    that cannot be transcribed leaves what depends on it unscored (asr_error).
+    Progress goes to stderr. Scenarios that need a judge (NL
     assertions, NL_ASSERTION/JUDGE_PASSED gating) are refused without one
     unless --no-judge; exits 1 when a gating signal is unscored unless
     --allow-unscored (see docs/scoring.md).
@@ -154,6 +157,9 @@ def rescore_command(**kw: Any) -> None:
       vae rescore --run 2026-12 --db vae.db --overrides overrides.yaml --label new-asserts
       vae rescore --run 2026-12 --db vae.db --judge-model my-judge \
           --judge-base-url http://127.0.0.1:8000/v1
+      vae rescore --run june --db vae.db --transcribe openai \
+          --asr-base-url http://127.0.0.1:8001/v1 --asr-model whisper-1 --no-judge
+      vae rescore --run 2026-12 --db vae.db --transcribe pocketsphinx --no-judge
     """
     import asyncio
 
@@ -168,6 +174,13 @@ def rescore_command(**kw: Any) -> None:
 
     setup_logging(kw["log_level"])
     config = scoring_config(kw)
+    asr, judge = config.transcription, config.judge
+    if asr.enabled and judge.enabled and not judge.include_conversation:
+        click.echo(
+            "warning: --transcribe without --judge-include-conversation: the judge "
+            "does not read the transcripts (HEARD_CORRECTLY still does)",
+            err=True,
+        )
     mode = "append" if kw["append"] else "overwrite"
     bar, update = _progress(disable=kw["as_json"] or None)
     try:

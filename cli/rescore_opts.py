@@ -1,4 +1,4 @@
-"""``vae rescore``'s judge options, and the ``ScoringConfig`` all its options make.
+"""``vae rescore``'s judge and transcription options, and the ``ScoringConfig`` they make.
 
 Why a module: the judge's settings (endpoint, sampling, retries, cache,
 prompt) gain options whenever the judge client does, and the translation of
@@ -48,9 +48,41 @@ _JUDGE_OPTIONS: list[tuple[str, dict[str, Any], str]] = [
 ]  # fmt: skip
 
 
+#: (flag, click keyword arguments, help) of the transcription stage's options.
+_ASR_OPTIONS: list[tuple[str, dict[str, Any], str]] = [
+    ("--transcribe", {"type": click.Choice(["openai", "pocketsphinx"]), "default": None,
+                      "envvar": "VAE_ASR"},
+     "Transcribe the recorded channels turn by turn before scoring, into a layer tied to "
+     "this scoring (cached: a second rescore makes no calls): openai (any OpenAI-compatible "
+     "/v1/audio/transcriptions endpoint) or pocketsphinx (embedded, English; "
+     "pip install 'vae[asr]') (env VAE_ASR)."),
+    ("--transcripts", {"type": click.Choice(["bots", "asr", "prefer-asr"]), "default": "bots",
+                       "envvar": "VAE_TRANSCRIPTS"},
+     "Each side's words for NL assertions, the judge and HEARD_CORRECTLY: what its bot "
+     "reported (the transcription fills a side that reported nothing), the transcription "
+     "only, or the transcription where it succeeded (env VAE_TRANSCRIPTS)."),
+    ("--asr-base-url", {"default": "", "envvar": "VAE_ASR_BASE_URL"},
+     "--transcribe openai: the endpoint, e.g. http://127.0.0.1:8000/v1 (env VAE_ASR_BASE_URL)."),
+    ("--asr-model", {"default": "", "envvar": "VAE_ASR_MODEL"},
+     "Transcription model, e.g. whisper-1 (env VAE_ASR_MODEL)."),
+    ("--asr-api-key", {"default": "", "envvar": "VAE_ASR_API_KEY"},
+     "Transcription API key, never stored (env VAE_ASR_API_KEY)."),
+    ("--asr-language", {"default": "", "envvar": "VAE_ASR_LANGUAGE"},
+     "Language hint, e.g. en (env VAE_ASR_LANGUAGE)."),
+    ("--asr-timeout", {"type": click.FloatRange(min=0, min_open=True), "default": 60.0},
+     "Seconds per transcription request."),
+    ("--asr-retries", {"type": click.IntRange(0), "default": 3},
+     "Retries on 429, 5xx and timeouts, as for the judge."),
+    ("--asr-concurrency", {"type": click.IntRange(1), "default": 2},
+     "Transcriptions at once."),
+    ("--no-asr-cache", {"is_flag": True, "envvar": "VAE_NO_ASR_CACHE"},
+     "Transcribe again even when the cache holds the turn (env VAE_NO_ASR_CACHE)."),
+]  # fmt: skip
+
+
 def judge_options(f: Any) -> Any:
-    """Declare every judge option on ``f`` (in the order of the list above)."""
-    for flag, kwargs, help_text in reversed(_JUDGE_OPTIONS):
+    """Declare every judge and transcription option on ``f`` (in the order of the lists)."""
+    for flag, kwargs, help_text in reversed([*_JUDGE_OPTIONS, *_ASR_OPTIONS]):
         shown = kwargs.get("default") not in (None, "", False)
         f = click.option(flag, help=help_text, show_default=shown, **kwargs)(f)
     return f
@@ -62,7 +94,13 @@ def scoring_config(kw: dict[str, Any]) -> ScoringConfig:
     An unknown ``--only`` name and a bad ``--overrides`` file are usage
     errors, raised before anything is scored.
     """
-    from scorer_service.config import ConfigError, JudgeSettings, ScoringConfig, load_overrides
+    from scorer_service.config import (
+        ConfigError,
+        JudgeSettings,
+        ScoringConfig,
+        TranscriptionSettings,
+        load_overrides,
+    )
     from scorer_service.registry import SCORER_NAMES
 
     unknown = [name for name in kw["scorers"] if name not in SCORER_NAMES]
@@ -95,6 +133,18 @@ def scoring_config(kw: dict[str, Any]) -> ScoringConfig:
             no_cache=kw["no_judge_cache"],
         ),
         no_judge=kw["no_judge"],
+        transcription=TranscriptionSettings(
+            engine=kw["transcribe"] or "",
+            base_url=kw["asr_base_url"],
+            model=kw["asr_model"],
+            api_key=kw["asr_api_key"],
+            language=kw["asr_language"],
+            timeout_s=kw["asr_timeout"],
+            max_retries=kw["asr_retries"],
+            concurrency=kw["asr_concurrency"],
+            transcripts=kw["transcripts"],
+            no_cache=kw["no_asr_cache"],
+        ),
         overrides=overrides,
         strict_match=kw["strict_match"],
         min_agent_turns=kw["min_agent_turns"],

@@ -19,7 +19,7 @@ from scorer_service import signals
 from scorer_service.aggregate import SessionOutcome
 from scorer_service.compare import RateDelta, RunComparison
 from scorer_service.ledger import Flip
-from scorer_service.report.reasons import reasons
+from scorer_service.report.reasons import reasons, session_reason
 from scorer_service.unscored import causes_text
 
 _MARK = {"regression": "REGRESSION", "fix": "fix", "unscored": "unscored",
@@ -63,12 +63,18 @@ def render_scoring(scoring: ScoringRecord, outcomes: list[SessionOutcome]) -> st
     ]
     if scoring.judge_model:
         lines.append(f"Judge: {scoring.judge_model} (prompt {scoring.prompt_hash})")
+    asr = s.get("transcription")
+    if isinstance(asr, dict):
+        lines.append(_transcription_line(asr))
     for o in outcomes:
         succ = o.get(signals.IS_SUCCESSFUL)
         p50 = o.get("timing.response_latency_p50_s")
         lat = f", latency p50 {secs(p50.value)}" if p50 is not None else ""
         lines += ["", f"[{o.scenario_name}] {succ.verdict.value if succ else 'n/a'}  "
                       f"({o.session_id}, {o.duration_s:.1f}s{lat})"]  # fmt: skip
+        why = session_reason(o)
+        if why:
+            lines.append(f"    why: {why}")
         rows = _session_rows(o)
         if rows:
             lines.append(table(["signal", "verdict", "value", "why"], rows, indent="    "))
@@ -128,6 +134,24 @@ def render_scoring(scoring: ScoringRecord, outcomes: list[SessionOutcome]) -> st
                            right=(1, 2, 3)))  # fmt: skip
     lines += _repeats(s)
     return "\n".join(lines) + "\n"
+
+
+def _transcription_line(asr: dict[str, Any]) -> str:
+    """The transcription stage in one line: engine, calls, cache, errors, WER, speed."""
+    engine = _dict(asr.get("engine"))
+    name = " ".join(str(engine[k]) for k in ("engine", "model") if engine.get(k))
+    wer = asr.get("wer")
+    vs = (
+        f"WER against the bots' own transcripts {pct(wer)} over {asr.get('words', 0)} words"
+        if wer is not None
+        else "no bot transcripts to measure it against"
+    )
+    busy, audio = float(asr.get("busy_s") or 0.0), float(asr.get("audio_s") or 0.0)
+    speed = f", {audio / busy:.1f}× real time" if busy > 0 and audio > 0 else ""
+    return (
+        f"Transcription: {name}, {asr.get('turns', 0)} turns ({asr.get('requests', 0)} calls,"
+        f" {asr.get('cache_hits', 0)} cached, {asr.get('errors', 0)} failed); {vs}{speed}"
+    )
 
 
 def _dict(v: Any) -> dict[str, Any]:

@@ -214,6 +214,33 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE sessions ADD COLUMN clock TEXT NOT NULL DEFAULT 'real';
         """,
     ),
+    Migration(
+        "0014_transcripts",
+        # A scoring's transcription stage (vae rescore --transcribe): per-turn text of
+        # the recorded channels, a layer beside the bots' own transcripts, and the
+        # engine's answers cached by engine configuration and audio.
+        """
+        CREATE TABLE transcripts (
+          scoring_id TEXT NOT NULL REFERENCES scorings(scoring_id),
+          session_id TEXT NOT NULL REFERENCES sessions(session_id),
+          channel TEXT NOT NULL,
+          turn INTEGER NOT NULL,
+          start_s REAL NOT NULL,
+          end_s REAL NOT NULL,
+          text TEXT NOT NULL DEFAULT '',
+          error TEXT NOT NULL DEFAULT '',
+          cached INTEGER NOT NULL DEFAULT 0,
+          PRIMARY KEY (scoring_id, session_id, channel, turn)
+        );
+        CREATE TABLE transcription_cache (
+          cache_key TEXT PRIMARY KEY,
+          engine TEXT NOT NULL,
+          config_json TEXT NOT NULL,
+          text TEXT NOT NULL,
+          created_ns INTEGER NOT NULL
+        );
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

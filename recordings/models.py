@@ -225,3 +225,24 @@ class ArtifactRecord:
     name: str
     content: str
     session_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptRecord:
+    """One turn of a recorded channel as a scoring's transcription stage heard it.
+
+    A layer beside what the bots reported (never replacing it), tied to the
+    scoring that made it; ``error`` says why a turn has no text (``asr_error``
+    downstream, never "said nothing").
+    """
+
+    scoring_id: str
+    session_id: str
+    #: The recorded channel transcribed: user, agent, to_agent, to_user.
+    channel: str
+    turn: int
+    start_s: float
+    end_s: float
+    text: str = ""
+    error: str = ""
+    cached: bool = False

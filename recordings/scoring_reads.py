@@ -1,4 +1,4 @@
-"""Reading the scorer's rows: scorings, their scores and the judge's cache.
+"""Reading the scorer's rows: scorings, their scores, transcript layers and the caches.
 
 These tables change with how runs are judged, not with how they are recorded
 (:mod:`recordings.scoring_writes` writes them). They are read through every
@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from recordings.dialect import StoreConnection
-from recordings.models import ScoreRecord, ScoringRecord, Verdict
+from recordings.models import ScoreRecord, ScoringRecord, TranscriptRecord, Verdict
 from recordings.scoring_owner import INTERRUPTED, is_interrupted
 
 
@@ -82,3 +82,25 @@ class ScoringReader:
             "SELECT response_json FROM judge_cache WHERE cache_key = ?", (cache_key,)
         ).fetchone()
         return None if row is None else json.loads(row[0])
+
+    def transcripts(self, scoring_id: str, session_id: str | None = None) -> list[TranscriptRecord]:
+        """The transcript layer a scoring's transcription stage made (empty: none ran)."""
+        sql = (
+            "SELECT scoring_id, session_id, channel, turn, start_s, end_s, text, error, cached"
+            " FROM transcripts WHERE scoring_id = ?"
+        )
+        params: list[Any] = [scoring_id]
+        if session_id is not None:
+            sql += " AND session_id = ?"
+            params.append(session_id)
+        sql += " ORDER BY session_id, start_s, channel, turn"
+        return [
+            TranscriptRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]))
+            for r in self.conn.execute(sql, params).fetchall()
+        ]
+
+    def transcription_cache_get(self, cache_key: str) -> str | None:
+        row = self.conn.execute(
+            "SELECT text FROM transcription_cache WHERE cache_key = ?", (cache_key,)
+        ).fetchone()
+        return None if row is None else str(row[0])

@@ -1,4 +1,4 @@
-"""The scorer's rows: scorings, their scores and the judge's cache.
+"""The scorer's rows: scorings, their scores, transcript layers and the caches.
 
 A scoring is written long after its run was recorded, by another service
 (``vae rescore``, the scorer) or an importer, and its tables change with how
@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 
 from recordings.batch_writer import BatchWriter, dumps
-from recordings.models import ScoreRecord, ScoringRecord
+from recordings.models import ScoreRecord, ScoringRecord, TranscriptRecord
 
 
 class ScoringWriter(BatchWriter):
@@ -88,4 +88,26 @@ class ScoringWriter(BatchWriter):
             " model = excluded.model, request_json = excluded.request_json,"
             " response_json = excluded.response_json, created_ns = excluded.created_ns",
             (cache_key, model, dumps(request), dumps(response), time.time_ns()),
+        )
+
+    async def add_transcripts(self, rows: Sequence[TranscriptRecord]) -> None:
+        """A scoring's transcript layer (never touches what the bots reported)."""
+        await self.executemany(
+            "INSERT INTO transcripts (scoring_id, session_id, channel, turn, start_s, end_s,"
+            " text, error, cached) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (t.scoring_id, t.session_id, t.channel, t.turn, t.start_s, t.end_s, t.text,
+                 t.error, int(t.cached))
+                for t in rows
+            ],
+        )  # fmt: skip
+
+    async def put_transcription_cache(
+        self, cache_key: str, engine: str, config: object, text: str
+    ) -> None:
+        await self.execute(
+            "INSERT INTO transcription_cache (cache_key, engine, config_json, text, created_ns)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (cache_key) DO UPDATE SET text = excluded.text,"
+            " created_ns = excluded.created_ns",
+            (cache_key, engine, dumps(config), text, time.time_ns()),
         )

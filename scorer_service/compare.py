@@ -147,8 +147,8 @@ def _decide(name: str, a: SideResult | None, b: SideResult | None) -> ScenarioCh
     change = "regression" if pb < pa - 1e-9 else "fix" if pb > pa + 1e-9 else "same"
     reasons: list[str] = []
     if change == "regression":
-        reasons = [f"{sig}: {why}" for sig, why in b.failing if sig not in a.failing_signals]
-        reasons = reasons or [f"{sig}: {why}" for sig, why in b.failing]
+        reasons = [_why(b, sig, why) for sig, why in b.failing if sig not in a.failing_signals]
+        reasons = reasons or [_why(b, sig, why) for sig, why in b.failing]
     elif change == "fix":
         reasons = [
             f"{sig} now passes (was: {why})"
@@ -158,6 +158,12 @@ def _decide(name: str, a: SideResult | None, b: SideResult | None) -> ScenarioCh
     if change != "same" and max(na, nb) > 1:
         reasons.insert(0, f"pass^{k} {pa:.0%} → {pb:.0%} ({a.passed}/{na} → {b.passed}/{nb})")
     return ScenarioChange(name, domain, a, b, change, reasons, k, pa, pb)
+
+
+def _why(side: SideResult, signal: str, why: str) -> str:
+    """``SIGNAL: reason``, after the mishearing that explains it (scorer_service.heard)."""
+    heard = side.misheard.get(signal)
+    return f"{heard}; {signal}: {why}" if heard else f"{signal}: {why}"
 
 
 def _order(c: ScenarioChange) -> tuple[int, str]:

@@ -4,7 +4,8 @@ A scenario's trials (one session, or K with ``--repeat``) are folded into one
 verdict — ``failed`` if any decided trial failed, ``passed`` if every decided
 trial passed, else ``unscored`` or ``not_applicable`` — with the counts kept so
 the comparison can use pass^k, and the first reason of each failing gating
-signal so a flip explains itself. A run with no scoring gives ``unscored``.
+signal so a flip explains itself (after the mishearing that explains it, if
+one does). A run with no scoring gives ``unscored``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class SideResult:
     failing: list[tuple[str, str]] = field(default_factory=list)
     #: Why a signal could not be decided (judge errors and the like).
     undecided_reasons: list[str] = field(default_factory=list)
+    #: A failing signal's mishearing, when one explains it ("the agent heard ...").
+    misheard: dict[str, str] = field(default_factory=dict)
     duration_s: float = 0.0
 
     @property
@@ -56,11 +59,18 @@ def fold(verdicts: list[Verdict | None]) -> str:
 
 def _first_reason(outcome: SessionOutcome, signal: str) -> str:
     # Imported here: scorer_service.report imports this module (report baselines).
-    from scorer_service.report.reasons import reasons
+    from scorer_service.report.reasons import misheard, reasons
 
     score = outcome.get(signal)
-    found = reasons(score) if score is not None else []
+    heard = misheard(score)
+    found = [r for r in (reasons(score) if score is not None else []) if r != heard]
     return found[0] if found else "failed"
+
+
+def _misheard(outcome: SessionOutcome, signal: str) -> str:
+    from scorer_service.report.reasons import misheard
+
+    return misheard(outcome.get(signal))
 
 
 def _side(
@@ -69,6 +79,7 @@ def _side(
     composites: list[Verdict | None] = []
     per_signal: dict[str, list[Verdict | None]] = defaultdict(list)
     failing: dict[str, str] = {}
+    heard: dict[str, str] = {}
     undecided: list[str] = []
     for s in sessions:
         o = outcomes.get(s.session_id)
@@ -86,6 +97,8 @@ def _side(
             gate = sig in gates or sig == signals.STALLED
             if score.verdict is Verdict.FAILED and gate and sig not in failing:
                 failing[sig] = _first_reason(o, sig)
+                if _misheard(o, sig):
+                    heard[sig] = _misheard(o, sig)
             if score.verdict is Verdict.UNSCORED and gate:
                 undecided.append(f"{sig} unscored: {_first_reason(o, sig)}")
     return SideResult(
@@ -99,6 +112,7 @@ def _side(
         signals={sig: fold(v) for sig, v in per_signal.items()},
         failing=sorted(failing.items()),
         undecided_reasons=sorted(set(undecided)),
+        misheard=heard,
         duration_s=round(sum(s.duration_s for s in sessions), 2),
     )
 

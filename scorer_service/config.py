@@ -31,6 +31,9 @@ OVERRIDE_KEYS = frozenset(
 )
 
 END_POLICIES = ("tool-only", "valid-terminal-state")
+#: Transcription engines (vae.speech.stt.ENGINES) and where each side's words come from.
+ASR_ENGINES = ("openai", "pocketsphinx")
+TRANSCRIPT_SOURCES = ("bots", "asr", "prefer-asr")
 
 
 class ConfigError(ValueError):
@@ -73,6 +76,32 @@ class TimingSettings:
 
 
 @dataclass
+class TranscriptionSettings:
+    """The transcription stage (``vae rescore --transcribe``): engine, model, parameters."""
+
+    #: "" (no stage), "openai" or "pocketsphinx".
+    engine: str = ""
+    base_url: str = ""
+    model: str = ""
+    #: Sent as a bearer token; excluded from :meth:`ScoringConfig.to_dict`.
+    api_key: str = ""
+    language: str = ""
+    timeout_s: float = 60.0
+    max_retries: int = 3
+    backoff_s: float = 0.5
+    concurrency: int = 2
+    #: Each side's words: what its bot reported (ASR fills a side that reported
+    #: nothing), the transcription only, or the transcription where it succeeded.
+    transcripts: str = "bots"
+    #: Transcribe again even when the cache holds the turn (fresh text refreshes it).
+    no_cache: bool = False
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.engine)
+
+
+@dataclass
 class ScoringConfig:
     #: Scorer names to run; empty: all.
     scorers: list[str] = field(default_factory=list)
@@ -87,10 +116,12 @@ class ScoringConfig:
     label: str = ""
     #: Explicitly score without a judge: judge signals a scenario needs are unscored (no_judge).
     no_judge: bool = False
+    transcription: TranscriptionSettings = field(default_factory=TranscriptionSettings)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["judge"].pop("api_key", None)
+        data["transcription"].pop("api_key", None)
         return data
 
     def validate(self) -> None:
@@ -104,21 +135,48 @@ class ScoringConfig:
             raise ConfigError("--no-judge contradicts --judge-base-url: give one of them")
         if self.judge.concurrency < 1:
             raise ConfigError("judge concurrency must be at least 1")
+        _validate_transcription(self.transcription)
         validate_overrides(self.overrides, "overrides")
+
+
+def _validate_transcription(t: TranscriptionSettings) -> None:
+    if t.engine and t.engine not in ASR_ENGINES:
+        raise ConfigError(
+            f"unknown transcription engine {t.engine!r} (choose from {', '.join(ASR_ENGINES)})"
+        )
+    if t.transcripts not in TRANSCRIPT_SOURCES:
+        raise ConfigError(f"transcripts must be one of {', '.join(TRANSCRIPT_SOURCES)}")
+    if t.transcripts != "bots" and not t.engine:
+        raise ConfigError(f"--transcripts {t.transcripts} needs a transcription (--transcribe)")
+    if t.engine == "openai" and not (t.base_url and t.model):
+        raise ConfigError(
+            "--transcribe openai needs --asr-base-url and --asr-model "
+            "(env VAE_ASR_BASE_URL, VAE_ASR_MODEL)"
+        )
+    if t.concurrency < 1 or t.max_retries < 0 or t.timeout_s <= 0:
+        raise ConfigError(
+            "transcription concurrency must be at least 1, retries at least 0, timeout above 0"
+        )
 
 
 def config_from_dict(data: dict[str, Any]) -> ScoringConfig:
     """Rebuild a stored config (unknown keys are ignored: newer vae wrote them)."""
     judge = _known(JudgeSettings, data.get("judge") or {})
     timing = _known(TimingSettings, data.get("timing") or {})
+    transcription = _known(TranscriptionSettings, data.get("transcription") or {})
     top = _known(ScoringConfig, data)
-    top.update(judge=JudgeSettings(**judge), timing=TimingSettings(**timing))
+    top.update(
+        judge=JudgeSettings(**judge),
+        timing=TimingSettings(**timing),
+        transcription=TranscriptionSettings(**transcription),
+    )
     return ScoringConfig(**top)
 
 
 def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
     names = {f.name for f in fields(cls)}
-    return {k: v for k, v in data.items() if k in names and k not in ("judge", "timing")}
+    nested = ("judge", "timing", "transcription")
+    return {k: v for k, v in data.items() if k in names and k not in nested}
 
 
 def validate_overrides(value: Any, source: str) -> dict[str, dict[str, Any]]:

@@ -26,6 +26,7 @@ from recordings.models import (
     SessionMode,
     SessionRecord,
     Side,
+    TranscriptRecord,
 )
 from recordings.reader import ChannelAudio, RecordingReader
 from recordings.scenarios.model import Scenario
@@ -79,7 +80,20 @@ class ScoringContext:
     min_agent_turns: int
     end_policy: str
     tool_calls: list[ToolCallInfo] = field(default_factory=list)
+    #: The conversation as the judge reads it: each side's words (from its bot, or from
+    #: the transcription stage: :mod:`scorer_service.transcription.words`).
     transcripts: list[TranscriptLine] = field(default_factory=list)
+    #: What each bot reported saying (SPOKEN), kept when ``transcripts`` is rebuilt.
+    bot_transcripts: list[TranscriptLine] = field(default_factory=list)
+    #: What each bot reported hearing (HEARD, final): ``side`` is the listener.
+    heard: list[TranscriptLine] = field(default_factory=list)
+    #: The transcription stage's per-turn text of the recorded channels (empty: none ran).
+    asr: list[TranscriptRecord] = field(default_factory=list)
+    #: The channels that stage transcribed (a silent one has no turns, yet was heard).
+    asr_channels: list[str] = field(default_factory=list)
+    #: The stage's engine configuration, and the failed turns ``transcripts`` depends on.
+    asr_engine: dict[str, Any] = field(default_factory=dict)
+    conversation_errors: list[str] = field(default_factory=list)
     tokens: dict[str, TokenTotals] = field(default_factory=dict)
     #: Errors the bots reported during the call (``recordings.bot_errors``).
     bot_errors: list[str] = field(default_factory=list)
@@ -196,9 +210,14 @@ def parse_events(ctx: ScoringContext, events: list[EventRecord]) -> None:
                 )
             )
         elif e.kind is EventKind.TRANSCRIPT:
-            if not p.get("is_final", True) or "heard" in str(p.get("kind", "")).lower():
+            if not p.get("is_final", True):
                 continue
-            ctx.transcripts.append(TranscriptLine(bot_side, _t(e, t0), str(p.get("text", ""))))
+            line = TranscriptLine(bot_side, _t(e, t0), str(p.get("text", "")))
+            if "heard" in str(p.get("kind", "")).lower():
+                ctx.heard.append(line)
+                continue
+            ctx.transcripts.append(line)
+            ctx.bot_transcripts.append(line)
         elif e.kind is EventKind.TOKEN_USAGE:
             totals = ctx.tokens.setdefault(bot_side, TokenTotals())
             totals.calls += 1
@@ -232,8 +251,13 @@ def load_context(
     run_options: dict[str, Any],
     *,
     with_audio: bool,
+    channels: tuple[Channel, ...] = (Channel.USER, Channel.AGENT),
 ) -> ScoringContext:
-    """Load everything the scorers need about ``session`` (blocking: call in a thread)."""
+    """Load everything the scorers need about ``session`` (blocking: call in a thread).
+
+    ``channels``: the audio loaded when ``with_audio`` (the transcription stage
+    also reads what was delivered to the agent).
+    """
     strict = config.strict_match
     if strict is None:
         strict = bool(run_options.get("strict_match", False))
@@ -254,7 +278,7 @@ def load_context(
     parse_events(ctx, reader.events(session.session_id))
     ctx.bot_errors = bot_errors(reader, session.session_id)
     if with_audio and not ctx.mode.text:
-        for channel in (Channel.USER, Channel.AGENT):
+        for channel in channels:
             ctx.audio[str(channel)] = reader.read_channel(session.session_id, channel)
     return ctx
 

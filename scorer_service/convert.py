@@ -13,6 +13,7 @@ from scorer_service.config import (
     JudgeSettings,
     ScoringConfig,
     TimingSettings,
+    TranscriptionSettings,
     validate_overrides,
 )
 from scorer_service.ledger import Flip
@@ -83,6 +84,7 @@ def config_from_proto(pb: scorer_pb2.ScoringConfig) -> ScoringConfig:
         timing.yield_window_s = t.yield_window_s
     overrides = validate_overrides(_json_object(pb.overrides_json, "overrides_json"), "overrides")
     return ScoringConfig(
+        transcription=_transcription_from_proto(pb.transcription),
         scorers=list(pb.scorers),
         judge=judge,
         timing=timing,
@@ -125,7 +127,37 @@ def config_to_proto(data: dict[str, Any]) -> scorer_pb2.ScoringConfig:
     for name in ("merge_gap_user_s", "merge_gap_agent_s", "yield_window_s"):
         if timing.get(name) is not None:
             setattr(pb.timing, name, float(timing[name]))
+    asr = data.get("transcription") or {}
+    if asr.get("engine"):
+        t = pb.transcription
+        for name in ("engine", "base_url", "model", "language", "transcripts"):
+            setattr(t, name, str(asr.get(name) or ""))
+        t.no_cache = bool(asr.get("no_cache", False))
+        if asr.get("timeout_s") is not None:
+            t.timeout_s = float(asr["timeout_s"])
+        for name in ("max_retries", "concurrency"):
+            if asr.get(name) is not None:
+                setattr(t, name, int(asr[name]))
     return pb
+
+
+def _transcription_from_proto(t: scorer_pb2.TranscriptionConfig) -> TranscriptionSettings:
+    out = TranscriptionSettings(
+        engine=t.engine,
+        base_url=t.base_url,
+        model=t.model,
+        api_key=t.api_key,
+        language=t.language,
+        transcripts=t.transcripts or "bots",
+        no_cache=t.no_cache,
+    )
+    if t.HasField("timeout_s"):
+        out.timeout_s = t.timeout_s
+    if t.HasField("max_retries"):
+        out.max_retries = t.max_retries
+    if t.HasField("concurrency"):
+        out.concurrency = t.concurrency
+    return out
 
 
 def score_to_proto(s: ScoreRecord) -> scorer_pb2.Score:

@@ -28,8 +28,9 @@ from scorer_service.scorers.base import SignalScore
 
 #: Signal-name prefixes measured from the recorded audio.
 AUDIO_ONLY_PREFIXES: tuple[str, ...] = (signals.TIMING_PREFIX,)
-#: Single signals measured from the recorded audio.
-AUDIO_ONLY: frozenset[str] = frozenset()
+#: Single signals measured from the recorded audio, or from hearing it: in a text
+#: session the agent receives the caller's words exactly, so nothing can be misheard.
+AUDIO_ONLY: frozenset[str] = frozenset({signals.HEARD_CORRECTLY})
 #: The cause recorded beside an unscored audio-only gating signal.
 CAUSE = "modality"
 

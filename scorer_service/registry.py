@@ -9,6 +9,7 @@ from scorer_service.scorers.base import Scorer
 from scorer_service.scorers.clean_exit import CleanExitScorer, TokenUsageScorer
 from scorer_service.scorers.db_assertion import DbStateAssertionScorer
 from scorer_service.scorers.db_state import DbStateMatchScorer
+from scorer_service.scorers.heard import HeardScorer
 from scorer_service.scorers.judge import JudgeScorer
 from scorer_service.scorers.timing import TimingScorer
 
@@ -20,6 +21,7 @@ SCORER_NAMES = (
     "clean_exit",
     "timing",
     "tokens",
+    "heard",
 )
 
 
@@ -40,6 +42,7 @@ def build_scorers(config: ScoringConfig, judge: JudgeClient | None) -> list[Scor
         "judge": JudgeScorer(config.judge, judge, no_judge=config.no_judge),
         "clean_exit": CleanExitScorer(),
         "tokens": TokenUsageScorer(),
+        "heard": HeardScorer(config.transcription.transcripts),
     }
     if timing is not None:
         made["timing"] = timing

@@ -38,17 +38,23 @@ from recordings.scenarios.model import Scenario
 from recordings.scoring_owner import owner_stamp
 from recordings.writer import RecordingWriter, open_writer
 from scorer_service.aggregate import SessionOutcome, summarise
-from scorer_service.composite import composites
 from scorer_service.config import ConfigError, ScoringConfig
 from scorer_service.context import load_context
 from scorer_service.judge.client import JudgeClient, JudgeStats, JudgeUnusableError
 from scorer_service.judge.prompt import PROMPT_VERSION, prompt_hash
-from scorer_service.lacking import declared_lacks, mark_lacking
-from scorer_service.modality import mark_modality
+from scorer_service.lacking import declared_lacks
 from scorer_service.registry import build_scorers
 from scorer_service.rescore_plan import RescoreError, RescorePlan, plan_rescore, rescore_scope
 from scorer_service.scorers.base import Scorer, SignalScore
+from scorer_service.session_passes import finish
 from scorer_service.timing.metrics import METRIC_VERSION
+from scorer_service.transcription.stage import (
+    CHANNELS,
+    TranscriptionStage,
+    make_stage,
+    transcription_summary,
+)
+from scorer_service.transcription.words import rebuild_conversation
 from scorer_service.unscored import bot_errors_block, unscored_block
 
 __all__ = ["MODES", "ProgressCallback", "RescoreError", "RescoreResult", "rescore"]
@@ -96,14 +102,9 @@ async def _score_session(
                     f"scorer {scorer.name} crashed: {exc!r}",
                 )
             )
-    # Imported recordings declare what they lack (scorer_service.lacking).
-    results = mark_lacking(
-        results, lacks or set(), ctx, judge_reads_conversation=reads_conversation
-    )
-    # A text session has no audio to measure (scorer_service.modality).
-    gating = {str(s) for s in ctx.scenario.success_signals}
-    results = mark_modality(results, ctx.mode, gating)
-    results.extend(composites(ctx, results))
+    # What the recording lacks, a text session's audio-only signals, transcription
+    # holes, mishearing, composites.
+    results = finish(results, ctx, lacks or set(), reads_conversation=reads_conversation)
     sid = ctx.session.session_id
     return [
         ScoreRecord(scoring_id, sid, r.signal, r.verdict, r.value, r.detail, r.error)
@@ -165,14 +166,17 @@ async def rescore(
             judge = (
                 JudgeClient(config.judge, cache_get, cache_put) if config.judge.enabled else None
             )
+            stage = make_stage(config.transcription, head, writer, cache_lock)
             try:
                 scorers = build_scorers(config, judge)
                 return await _run(
-                    writer, pool, plan, config, mode, scope, scorers, judge, on_progress
+                    writer, pool, plan, config, mode, scope, scorers, judge, on_progress, stage
                 )
             finally:
                 if judge is not None:
                     await judge.close()
+                if stage is not None:
+                    await stage.close()
 
 
 async def _run(
@@ -185,6 +189,7 @@ async def _run(
     scorers: list[Scorer],
     judge: JudgeClient | None,
     on_progress: ProgressCallback | None,
+    stage: TranscriptionStage | None = None,
 ) -> RescoreResult:
     scoring = ScoringRecord(
         scoring_id=_new_scoring_id(plan.run_id),
@@ -197,6 +202,7 @@ async def _run(
             **{s.name: s.version for s in scorers},
             "metric_version": METRIC_VERSION,
             "prompt_version": PROMPT_VERSION,
+            **({"transcriber": stage.describe} if stage is not None else {}),
         },
         judge_model=config.judge.model if config.judge.enabled else "",
         prompt_hash=prompt_hash(config.judge.prompt_template) if config.judge.enabled else "",
@@ -204,7 +210,7 @@ async def _run(
     )
     await writer.create_scoring(scoring)
     await writer.flush()
-    with_audio = any(s.needs_audio for s in scorers)
+    with_audio = any(s.needs_audio for s in scorers) or stage is not None
     outcomes: list[SessionOutcome] = []
     total = len(plan.sessions)
 
@@ -219,9 +225,13 @@ async def _run(
                 config,
                 plan.run_options,
                 with_audio=with_audio,
+                channels=CHANNELS if stage is not None else CHANNELS[:2],
             )
         finally:
             pool.put_nowait(reader)
+        if stage is not None:  # a stage of this session's scoring: fans out with it
+            await writer.add_transcripts(await stage.run(ctx, scoring.scoring_id))
+            rebuild_conversation(ctx, config.transcription.transcripts)
         lacks = declared_lacks(plan.run_options)
         include = config.judge.include_conversation
         records = await _score_session(scorers, ctx, scoring.scoring_id, lacks, include)
@@ -263,6 +273,8 @@ async def _run(
             "cache_hits": stats.cache_hits,
             "errors": stats.errors,
         }
+        if stage is not None:
+            summary["transcription"] = transcription_summary(stage.summary(), outcomes)
         finished = time.time_ns()
         await writer.finish_scoring(
             scoring.scoring_id, status="complete", summary=summary, finished_ns=finished

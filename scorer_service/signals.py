@@ -21,6 +21,19 @@ composites):
   detail: ``reason``, ``threshold``, ``model``, ``prompt_hash``, ``cached``.
 - ``CLEAN_EXIT`` — the session ended as the end policy requires. detail:
   ``stop_reason``, ``end_policy``.
+- ``HEARD_CORRECTLY`` — what the caller said against what the agent heard
+  (non-gating unless a scenario lists it). value: 1 − WER over the session;
+  failed on any critical mismatch (a date, number, code or name said one way
+  and heard another); unscored ``no_heard_transcript`` / ``no_said_transcript``
+  / ``asr_error``. detail: ``speaker``, ``listener``, ``said_source``,
+  ``heard_source`` (bots | asr), ``wer``, ``words``, ``substitutions``,
+  ``deletions``, ``insertions``, ``mismatches`` [{turn, kind, said, heard,
+  said_value, heard_value}], ``turns`` [{t_s, said, heard, said_marks,
+  heard_marks, words, errors}], ``reason``.
+
+A failing gating signal whose failing value matches a critical mismatch
+carries ``misheard`` in its detail ({text, said, heard, kind, turn}): the
+session's reason then names the mishearing first.
 
 Composites (never in a scenario's success_signals):
 
@@ -45,6 +58,9 @@ Informational signals (verdict ``not_applicable`` unless stated; the number is
 - ``tokens.<side>.prompt`` / ``.completion`` / ``.calls`` — token usage per side.
 - ``bot_errors`` — errors the bots reported during the call (value: count;
   detail ``errors``: ``"<side>: <message>"`` lines). Only when there are some.
+- ``transcription.wer`` — with a transcription stage: the transcription of
+  each side's channel against what that side's bot reported saying (value:
+  WER; detail ``engine``, ``words``, ``errors``, ``turns``, ``failed_turns``).
 """
 
 from __future__ import annotations
@@ -55,8 +71,9 @@ DB_STATE_ASSERTION = "DB_STATE_ASSERTION"
 NL_ASSERTION = "NL_ASSERTION"
 JUDGE_PASSED = "JUDGE_PASSED"
 CLEAN_EXIT = "CLEAN_EXIT"
+HEARD_CORRECTLY = "HEARD_CORRECTLY"
 
-#: The gating signals, in display order.
+#: The signals a scenario may gate on, in display order.
 SUCCESS_SIGNALS = (
     ACTION_MATCH,
     DB_STATE_MATCH,
@@ -64,6 +81,7 @@ SUCCESS_SIGNALS = (
     NL_ASSERTION,
     JUDGE_PASSED,
     CLEAN_EXIT,
+    HEARD_CORRECTLY,
 )
 
 IS_SUCCESSFUL = "is_successful"
@@ -75,6 +93,8 @@ STALLED = "stalled"
 BOT_ERRORS = "bot_errors"
 
 TIMING_PREFIX = "timing."
+#: Informational: the transcription stage against the bots' own transcripts.
+TRANSCRIPTION_WER = "transcription.wer"
 BOT_METRIC_PREFIX = "bot."
 TOKENS_PREFIX = "tokens."
 

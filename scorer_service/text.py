@@ -12,6 +12,7 @@ from typing import Any
 from recordings.models import ScoringRecord
 from scorer_service.aggregate import SessionOutcome
 from scorer_service.ledger import Flip
+from scorer_service.report.reasons import session_reason
 
 
 def scoring_as_dict(
@@ -37,6 +38,8 @@ def scoring_as_dict(
                 "session_id": o.session_id,
                 "scenario_name": o.scenario_name,
                 "domain": o.domain,
+                # One line: why it failed or is unscored (a mishearing that explains it first).
+                "reason": session_reason(o),
                 "scores": [
                     {
                         "signal": s.signal,

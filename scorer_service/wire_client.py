@@ -33,6 +33,7 @@ async def remote_rescore(
     """Rescore on the service at ``address``; raises ``grpc.aio.AioRpcError`` on failure."""
     pb_config = convert.config_to_proto(config.to_dict())
     pb_config.judge.api_key = config.judge.api_key
+    pb_config.transcription.api_key = config.transcription.api_key
     request = scorer_pb2.RescoreRequest(
         run=run_ref,
         config=pb_config,

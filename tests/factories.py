@@ -28,6 +28,7 @@ Function API (stable; the reports tests import it too)::
 Recorded event payloads (the convention the scorer reads)::
 
     transcript       {"kind": "spoken"|"heard", "text": str, "is_final": bool}
+                     (``Turn.heard``: the other side's heard transcript of the turn)
     tool_call        {"call_id", "name", "arguments": {...}, "result": any,
                       "error": str, "side": "agent"|"user", "is_write": bool}
     token_usage      {"model": str, "prompt_tokens": int, "completion_tokens": int}
@@ -81,6 +82,9 @@ class Turn:
     text: str = ""
     #: Tone amplitude (0..1 of full scale); 0 writes digital silence for the span.
     amplitude: float = 0.3
+    #: What the other side reported hearing of this turn (a heard transcript 0.3 s
+    #: after it ends); None: it reported nothing.
+    heard: str | None = None
 
 
 @dataclass
@@ -221,6 +225,10 @@ def _events(spec: SessionSpec, session_id: str, t0: int) -> list[EventRecord]:
             turn.end_s,
             {"kind": "spoken", "text": turn.text, "is_final": True},
         )
+        if turn.heard is not None:
+            listener = "agent" if turn.side == "user" else "user"
+            heard = {"kind": "heard", "text": turn.heard, "is_final": True}
+            add(listener, EventKind.TRANSCRIPT, turn.end_s + 0.3, heard)
         if spec.tokens_per_turn is not None:
             prompt, completion = spec.tokens_per_turn
             add(

@@ -16,6 +16,11 @@ service would — ``LLMFullResponseStartFrame``, ``LLMTextFrame``,
 ``LLMFullResponseEndFrame`` — so pipecat's RTVIObserver reports it to the
 client as ``bot-llm-started``/``bot-llm-text``/``bot-llm-stopped``. No tone
 is played in text.
+It has no speech recogniser either; ``--transcribe-as TEXT`` (once per
+utterance, in order) stands in for one: it pushes pipecat's own
+``TranscriptionFrame`` for each utterance it hears, which pipecat's RTVI
+observer reports as ``user-transcription`` — what a pipecat STT service
+does — so vae records what the agent heard (HEARD_CORRECTLY).
 
 It also implements the established framework's client messages
 (``update_system_prompt``, ``apply_initialization``, ``get_scenario_summary``,
@@ -52,6 +57,7 @@ from pipecat.frames.frames import (
     LLMMessagesAppendFrame,
     LLMTextFrame,
     MetricsFrame,
+    TranscriptionFrame,
     TTSAudioRawFrame,
     TTSStartedFrame,
     TTSStoppedFrame,
@@ -117,11 +123,13 @@ class Agent:
 class ToneResponder(FrameProcessor):
     """Energy VAD on what it hears; answers each utterance with a tone."""
 
-    def __init__(self, agent: Agent, answers: int, tool: str) -> None:
+    def __init__(self, agent: Agent, answers: int, tool: str, heard: list[str]) -> None:
         super().__init__()
         self.agent = agent
         self.answers = answers
         self.tool = tool
+        #: What its stand-in recogniser "hears" of each utterance, in order.
+        self.heard = heard
         self.answered = 0
         self.speech_ms = 0.0
         self.quiet_ms = 0.0
@@ -186,7 +194,11 @@ class ToneResponder(FrameProcessor):
     async def _answer(self) -> None:
         self.busy = True
         self.answered += 1
-        self.agent.messages.append({"role": "user", "content": "(speech)"})
+        said = self.heard[self.answered - 1] if self.answered <= len(self.heard) else ""
+        if said:
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+            await self.push_frame(TranscriptionFrame(text=said, user_id="caller", timestamp=stamp))
+        self.agent.messages.append({"role": "user", "content": said or "(speech)"})
         last = self.answered >= self.answers
         text = "Your booking is done, goodbye." if last else "Sure, tell me more."
         await self._report(last)
@@ -252,6 +264,13 @@ async def main() -> None:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--answers", type=int, default=1, help="answers before ending the call")
     parser.add_argument("--tool", default="book_table", help="the write tool it calls")
+    parser.add_argument(
+        "--transcribe-as",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="what it reports hearing of each utterance, in order (a stand-in recogniser)",
+    )
     args = parser.parse_args()
 
     transport = SingleClientWebsocketServerTransport(
@@ -269,7 +288,11 @@ async def main() -> None:
     agent = Agent()
     rtvi = RTVIProcessor()
     pipeline = Pipeline(
-        [transport.input(), ToneResponder(agent, args.answers, args.tool), transport.output()]
+        [
+            transport.input(),
+            ToneResponder(agent, args.answers, args.tool, args.transcribe_as),
+            transport.output(),
+        ]
     )
     task = PipelineTask(
         pipeline,

@@ -223,6 +223,9 @@ def _cross_checks(data: dict[str, Any], walker: _Walker) -> None:
                     walker.add((role, "tool_effects", name, j, "op"),
                                f"{step.get('op')} needs a non-empty 'path'")  # fmt: skip
         for i, item in enumerate(side.get("script") or []):
+            if role == "user" and isinstance(item, dict) and "heard" in item:
+                walker.add((role, "script", i, "heard"),
+                           "only an agent step says what it heard")  # fmt: skip
             calls = item.get("tool_calls") or [] if isinstance(item, dict) else []
             for j, call in enumerate(calls):
                 if known and call["name"] not in known:

@@ -111,6 +111,9 @@ FIELD_DOCS: dict[str, str] = {
     "ScriptItem.wait_s": "Line time after the cue; default `response_delay_s`.",
     "ScriptItem.no_wait": "Follow the previous item at once (no cue).",
     "ScriptItem.end": "Agent: call its end tool (a clean exit). User: hang up.",
+    "ScriptItem.heard": "Agent only: what it reports hearing of the caller's preceding turn "
+    "(instead of the caller's words as delivered), and what it then acts on: a scripted "
+    "mishearing.",
     "ReferenceBotConfig.speaks_first": "Whether this side opens the call "
     "(reference bots: default true for the agent, false for the user).",
     "ReferenceBotConfig.response_delay_s": "Seconds between the peer's end of turn and the reply.",

@@ -26,6 +26,13 @@ class SuccessSignal(enum.StrEnum):
     NL_ASSERTION = "NL_ASSERTION"
     JUDGE_PASSED = "JUDGE_PASSED"
     CLEAN_EXIT = "CLEAN_EXIT"
+    #: Did the agent hear what the caller said: never gating unless listed.
+    HEARD_CORRECTLY = "HEARD_CORRECTLY"
+
+
+#: What gates a scenario that lists no ``success_signals``: every signal but
+#: HEARD_CORRECTLY, which only gates where a scenario asks for it.
+DEFAULT_SUCCESS_SIGNALS = tuple(s for s in SuccessSignal if s is not SuccessSignal.HEARD_CORRECTLY)
 
 
 #: The established framework's stored values, accepted as aliases.
@@ -116,7 +123,9 @@ class Scenario:
     db_state_assertions: list[dict[str, Any]] = field(default_factory=list)
     #: ``{"side": "agent"|"user", "func_name": ..., "arguments": {...}}`` items.
     initialization_actions: list[dict[str, Any]] = field(default_factory=list)
-    success_signals: list[SuccessSignal] = field(default_factory=lambda: list(SuccessSignal))
+    success_signals: list[SuccessSignal] = field(
+        default_factory=lambda: list(DEFAULT_SUCCESS_SIGNALS)
+    )
     noise: NoiseConfig | None = None
     #: ``module:function`` called as f(agent_db, user_db, action) returning per-side
     #: deltas ``{"agent": {...}, "user": {...}}``.

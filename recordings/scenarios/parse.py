@@ -18,6 +18,7 @@ from recordings import identifiers
 from recordings.errors import ScenarioError
 from recordings.scenarios.check import check
 from recordings.scenarios.model import (
+    DEFAULT_SUCCESS_SIGNALS,
     SIGNAL_ALIASES,
     Actions,
     NoiseConfig,
@@ -225,7 +226,7 @@ def _init_actions(value: Any, where: str) -> list[dict[str, Any]]:
 
 def _signals(value: Any, where: str) -> list[SuccessSignal]:
     if value is None:
-        return list(SuccessSignal)
+        return list(DEFAULT_SUCCESS_SIGNALS)
     if not isinstance(value, list):
         raise ScenarioError(where, "success_signals", "must be a list")
     out = []

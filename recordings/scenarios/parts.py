@@ -89,6 +89,8 @@ class ScriptItem:
     wait_s: float | None = field(default=None, metadata={"minimum": 0})
     no_wait: bool = False
     end: bool = False
+    #: Agent only: what it reports hearing of the caller's preceding turn, and acts on.
+    heard: str | None = None
 
 
 @dataclass

@@ -34,7 +34,7 @@ from scorer_service.ledger import compare, current_scoring, resolve_scoring, ses
 from scorer_service.report import session_data
 from scorer_service.report.audio import session_audio_uri, write_session_audio
 from scorer_service.report.labels_html import labels_block
-from scorer_service.report.reasons import reasons
+from scorer_service.report.reasons import misheard, reason_line, reasons
 from vae import __version__
 
 #: Order of sessions in the report: what needs attention first.
@@ -89,17 +89,23 @@ def _signal_rows(outcome: SessionOutcome | None, gating: list[str]) -> dict[str,
             "value": s.value,
             "gating": name in gating,
             "reasons": reasons(s),
+            "misheard": misheard(s),
         }
     return rows
+
+
+def _quiet(name: str, row: dict[str, Any]) -> bool:  # nothing heard-reported: no failure
+    return name == signals.HEARD_CORRECTLY and not row["gating"] and row["verdict"] == "unscored"
 
 
 def _failing(rows: dict[str, Any]) -> list[dict[str, Any]]:
     # Gating signals first: they decide the result; the others only inform.
     failing = [
         {"signal": name, "verdict": row["verdict"], "reasons": row["reasons"],
-         "gating": row["gating"] or name == signals.STALLED}
+         "gating": row["gating"] or name == signals.STALLED, "misheard": row["misheard"]}
         for name, row in rows.items()
-        if row["verdict"] in (Verdict.FAILED, Verdict.UNSCORED) and name not in signals.COMPOSITES
+        if row["verdict"] in (Verdict.FAILED, Verdict.UNSCORED)
+        and name not in signals.COMPOSITES and not _quiet(name, row)
     ]  # fmt: skip
     failing.sort(key=lambda f: (not f["gating"], f["verdict"] != Verdict.FAILED))
     return failing
@@ -108,10 +114,10 @@ def _failing(rows: dict[str, Any]) -> list[dict[str, Any]]:
 def _one_line(verdict: str, failing: list[dict[str, Any]]) -> str:
     if verdict not in ("failed", "unscored"):
         return ""
+    failing = sorted(failing, key=lambda f: not (f["gating"] and f.get("misheard")))  # it first
     for f in failing:
         if f["gating"] and (f["verdict"] == verdict or verdict == "failed"):
-            why = f["reasons"][0] if f["reasons"] else f["verdict"]
-            return f"{f['signal']}: {why}"
+            return reason_line(f["signal"], f["reasons"], f.get("misheard") or "", f["verdict"])
     return ""
 
 
@@ -178,6 +184,8 @@ def _session(
         "tools": tools,
         "db": session_data.db_states(reader, session, outcome),
         "assertions": session_data.assertions(outcome),
+        "heard": session_data.said_and_heard(outcome),
+        "transcribed": session_data.transcribed(reader, outcome),
         "audio": audio,
         "modality": mode.modality,
         "clock": mode.clock,

@@ -177,3 +177,46 @@ def assertions(outcome: SessionOutcome | None) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def said_and_heard(outcome: SessionOutcome | None) -> dict[str, Any] | None:
+    """HEARD_CORRECTLY's evidence: per turn, what the caller said and the agent heard."""
+    score = outcome.get(signals.HEARD_CORRECTLY) if outcome else None
+    if score is None:
+        return None
+    d = score.detail
+    turns = d.get("turns")
+    mismatches = d.get("mismatches")
+    return {
+        "verdict": str(score.verdict),
+        "value": score.value,
+        "error": score.error,
+        "wer": d.get("wer"),
+        "said_source": str(d.get("said_source") or ""),
+        "heard_source": str(d.get("heard_source") or ""),
+        "turns": [t for t in turns if isinstance(t, dict)] if isinstance(turns, list) else [],
+        "mismatches": [m for m in mismatches if isinstance(m, dict)]
+        if isinstance(mismatches, list)
+        else [],
+    }
+
+
+def transcribed(reader: RecordingReader, outcome: SessionOutcome | None) -> dict[str, Any] | None:
+    """The scoring's transcript layer of this session (None: no transcription stage ran)."""
+    if outcome is None or not outcome.scores:
+        return None
+    first = outcome.scores[0]
+    rows = reader.transcripts(first.scoring_id, first.session_id)
+    wer = outcome.get(signals.TRANSCRIPTION_WER)
+    if not rows and wer is None:
+        return None
+    engine = wer.detail.get("engine") if wer is not None else None
+    return {
+        "engine": engine if isinstance(engine, dict) else {},
+        "wer": wer.value if wer is not None else None,
+        "lines": [
+            {"t_s": r.start_s, "end_s": r.end_s, "channel": r.channel, "text": r.text,
+             "error": r.error}
+            for r in rows
+        ],
+    }  # fmt: skip

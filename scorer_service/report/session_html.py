@@ -3,7 +3,9 @@
 Summary line: verdict, scenario, one-line reason, duration and latency. Inside:
 the timeline (both waveforms, transcript, tool calls and interruptions on one
 axis) with the stereo player, the transcript (click a line to hear it), the
-signals with their reasons, every assertion with its verdict and reason, the
+signals with their reasons, every assertion with its verdict and reason, what
+the caller said beside what the agent heard per turn (differences marked) and
+the scoring's transcription of the recording when it made one, the
 final DB state against the expected one as a diff, the tool calls in full and
 the per-turn latency table with the bot-reported component timings beside the
 bridge's measurement. Every value from the store is escaped.
@@ -15,6 +17,7 @@ import json
 from html import escape
 from typing import Any
 
+from scorer_service.heard.compare import mismatch_text
 from scorer_service.report.scorecard import badge
 from scorer_service.report.timeline import session_timeline, timeline_legend
 
@@ -89,6 +92,76 @@ def _db(s: dict[str, Any]) -> str:
     return "".join(out)
 
 
+_MARK = {"sub": "hd-sub", "del": "hd-del", "ins": "hd-ins"}
+_SOURCE = {"bots": "as its bot reported", "asr": "as transcribed from the recording"}
+
+
+def _marked(pieces: Any) -> str:
+    """A text with each difference marked: substituted, deleted (said) or inserted (heard)."""
+    out = []
+    for piece in pieces if isinstance(pieces, list) else []:
+        if not isinstance(piece, list) or len(piece) != 2:
+            continue
+        text, op = escape(str(piece[0])), str(piece[1])
+        cls = _MARK.get(op)
+        out.append(f'<mark class="{cls}" title="{op}">{text}</mark>' if cls else text)
+    return "".join(out)
+
+
+def _heard(s: dict[str, Any]) -> str:
+    """Said and heard side by side per turn (HEARD_CORRECTLY), then the transcription layer."""
+    h = s.get("heard")
+    out = []
+    if h:
+        wer = "" if h["wer"] is None else f" · WER {float(h['wer']):.0%}"
+        said = _SOURCE.get(h["said_source"], "")
+        heard = _SOURCE.get(h["heard_source"], "")
+        out.append(
+            f"<p>{badge(h['verdict'])} HEARD_CORRECTLY{wer}"
+            + (f' · <span class="why">{escape(h["error"])}</span>' if h["error"] else "")
+            + f'<br><span class="small">the caller\'s words {escape(said)}; what the agent '
+            f"heard {escape(heard)}. Marked: <mark class=hd-sub>heard differently</mark> "
+            "<mark class=hd-del>not heard</mark> <mark class=hd-ins>heard, never said</mark>"
+            "</span></p>"
+        )
+        items = "".join(
+            f"<li class=why>{escape(mismatch_text(m))}</li>" for m in h["mismatches"][:10]
+        )
+        if items:
+            out.append(f'<ul class="reasons">{items}</ul>')
+        rows = [
+            f'<tr class="seek" data-t="{float(t.get("t_s", 0)):.3f}"><td class=num>'
+            f"{float(t.get('t_s', 0)):.1f} s</td><td>{_marked(t.get('said_marks'))}</td>"
+            f"<td>{_marked(t.get('heard_marks'))}</td>"
+            f"<td class=num>{int(t.get('errors', 0))}/{int(t.get('words', 0))}</td></tr>"
+            for t in h["turns"]
+        ]
+        out.append(
+            _table("heard", ["t", "the caller said", "the agent heard", "errors/words"], rows, "")
+        )
+    asr = s.get("transcribed")
+    if asr:
+        engine = asr["engine"]
+        name = " ".join(str(engine.get(k, "")) for k in ("engine", "model") if engine.get(k))
+        wer = (
+            ""
+            if asr["wer"] is None
+            else f" (WER against the bots' own transcripts {asr['wer']:.0%})"
+        )
+        rows = [
+            f'<tr class="seek" data-t="{float(r["t_s"]):.3f}"><td class=num>{float(r["t_s"]):.1f} s'
+            f"</td><td>{escape(r['channel'])}</td><td>{escape(r['text'])}"
+            + (f' <span class="why">error: {escape(r["error"])}</span>' if r["error"] else "")
+            + "</td></tr>"
+            for r in asr["lines"]
+        ]
+        out.append(
+            f'<p class="small">Transcribed by {escape(name)}{escape(wer)}</p>'
+            + _table("transcript", ["t", "channel", "text"], rows, "no speech found")
+        )
+    return "".join(out) or '<p class="small">nothing reported as heard, nothing transcribed</p>'
+
+
 def _tools(s: dict[str, Any]) -> str:
     rows = [
         f'<tr class="seek" data-t="{float(c["t_s"]):.3f}"><td class=num>{float(c["t_s"]):.1f} s'
@@ -157,7 +230,9 @@ def session_block(i: int, s: dict[str, Any]) -> str:
         + _signals(s)
         + "<h3>Assertions</h3>"
         + _assertions(s)
-        + "</div></div><h3>Final DB state vs expected</h3>"
+        + "</div></div><h3>What the agent heard</h3>"
+        + _heard(s)
+        + "<h3>Final DB state vs expected</h3>"
         + _db(s)
         + "<h3>Tool calls</h3>"
         + _tools(s)

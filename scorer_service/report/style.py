@@ -73,4 +73,6 @@ border:1px solid #eee;margin:0;max-height:260px;overflow:auto;font-size:12px}}
 .cols{{display:flex;flex-wrap:wrap;gap:0 18px}}.cols>div{{min-width:300px;flex:1}}
 .hidden{{display:none}}
 details.meta>summary{{cursor:pointer;font-weight:600}}
+mark.hd-sub{{background:#fde68a}}mark.hd-del{{background:#fecaca;text-decoration:line-through}}
+mark.hd-ins{{background:#bfdbfe}}table.heard td{{max-width:440px}}
 """

@@ -26,6 +26,20 @@ def test_llm_options_go_together() -> None:
     assert CliRunner().invoke(vae, ["bot", "caller"]).exit_code == 2
 
 
+def test_asr_is_for_llm_bots_and_needs_a_usable_engine() -> None:
+    def run(*args: str) -> tuple[int, str]:
+        result = CliRunner().invoke(vae, ["bot", "user", *args])
+        return result.exit_code, result.output
+
+    llm = ["--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m"]
+    code, out = run("--asr", "openai")
+    assert code == 2 and "--asr is for LLM bots" in out
+    code, out = run(*llm, "--asr", "openai")
+    assert code == 2 and "needs a base URL and a model" in out and "--asr-base-url" in out
+    code, out = run(*llm, "--asr", "whisperx")
+    assert code == 2 and "Invalid value for '--asr'" in out
+
+
 def test_llm_tools_are_built_from_tools_json_plus_the_end_tool() -> None:
     specs = tool_specs({"book": {"name": "guest name"}}, "user")
     names = [s["function"]["name"] for s in specs]

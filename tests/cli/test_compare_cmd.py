@@ -133,3 +133,39 @@ def test_scores_diff_of_two_runs_warns_and_compares_by_scenario(tmp_path: Path) 
     assert f"but {b} scores run {RUN_B}: matching by scenario name" in result.stderr
     assert "flips from" not in result.stdout, "sessions of two runs are never paired"
     assert re.search(r"REGRESSION\s+change_flight", result.stdout)
+
+
+def test_a_regression_caused_by_a_mishearing_says_so_first(tmp_path: Path) -> None:
+    """Run B's agent misheard the date: the regression's reason names the mishearing first."""
+    from tests.factories import ToolCallSpec, Turn
+
+    db = tmp_path / "vae.db"
+    said = "Move booking S J two two three zero to April twentieth."
+    reference = {"tool": "change_flight", "booking_id": "SJ2230", "new_date": "2026-04-20"}
+
+    def spec(heard: str, date: str) -> SessionSpec:
+        turns = [Turn("agent", 0.5, 1.5, "Hello."), Turn("user", 2.0, 4.0, said, heard=heard),
+                 Turn("agent", 4.6, 6.0, "Done.")]  # fmt: skip
+        call = ToolCallSpec("change_flight", {**reference, "new_date": date}, at_s=4.4)
+        return SessionSpec("change", turns=turns, tool_calls=[call])
+
+    doc = scenario("change", reference_answer=reference)
+    write_run_sync(db, [doc], [spec(said, "2026-04-20")], run_id="heard-a")
+    write_run_sync(
+        db, [doc], [spec("move booking SJ2230 to April twenty first", "2026-04-21")],
+        run_id="heard-b", created_ns=1_717_236_000_000_000_000 + 10**9,
+    )  # fmt: skip
+    score(db, "heard-a")
+    score(db, "heard-b")
+    code, out, _ = invoke("heard-a", "heard-b", "--db", str(db), "--json")
+    assert code == 0
+    (row,) = json.loads(out)["scenarios"]
+    assert row["change"] == "regression"
+    assert row["reasons"][0].startswith(
+        'the agent heard "April twenty first" where the caller said "April twentieth"; '
+        "ACTION_MATCH: "
+    ), row["reasons"]
+    code, text, _ = invoke("heard-a", "heard-b", "--db", str(db))
+    assert 'REGRESSION  change  passed  failed  the agent heard "April twenty first"' in re.sub(
+        r" {2,}", "  ", text
+    )

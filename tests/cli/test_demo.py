@@ -205,3 +205,56 @@ def test_ctrl_c_after_the_run_finished_cancels_nothing(
     assert run.status == "completed"
     assert expected.format(run=run.run_id) in result.stderr
     assert "cancelled" not in result.stderr and "--resume" not in result.stderr
+
+
+def test_the_whole_suite_names_the_mishearing_and_hears_everything_else(tmp_path: Path) -> None:
+    """The example suite as ``vae demo`` runs it (its size and verdicts read from the files'
+    tags): the scenario built to be misheard fails with the mishearing named first — in the
+    demo's JSON, on the report's first screen, in ``vae scores show`` (text and JSON) — and
+    every other scenario's agent heard its caller exactly (HEARD_CORRECTLY passed, WER 0)."""
+    import yaml
+
+    tags = {}
+    for path in sorted(SUITE.glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text())
+        tags[doc["name"]] = set(doc.get("tags", []))
+    misheard = {name for name, t in tags.items() if "misheard" in t}
+    assert misheard, "the suite has a scenario built to be misheard"
+    db = tmp_path / "demo.db"
+    doc = run_demo(db, SUITE)
+    sessions = {s["scenario"]: s for s in doc["sessions"]}  # type: ignore[attr-defined]
+    assert set(sessions) == set(tags)
+    for name, t in tags.items():
+        expected = "failed" if "expect-fail" in t else "passed"
+        assert sessions[name]["verdict"] == expected, (name, sessions[name])
+    heard_first = 'the agent heard "'
+    for name in misheard:
+        reason = sessions[name]["reason"]
+        assert reason.startswith(heard_first) and "; ACTION_MATCH: " in reason, reason
+    # The report's first screen: what failed and why, before any session's details.
+    html = Path(str(doc["report"])).read_text()
+    first_screen = html[: html.index('<details class="session"')]
+    for name in misheard:
+        shown = sessions[name]["reason"].replace('"', "&quot;")
+        assert shown in first_screen
+    # The CLI, as text and as JSON.
+    scoring = str(doc["scoring_id"])
+    shown = CliRunner().invoke(vae, ["scores", "show", scoring, "--db", str(db)])
+    assert shown.exit_code == 0, shown.output
+    for name in misheard:
+        assert f"why: {sessions[name]['reason']}" in shown.output
+    as_json = CliRunner().invoke(vae, ["scores", "show", scoring, "--db", str(db), "--json"])
+    reasons = {s["scenario_name"]: s["reason"] for s in json.loads(as_json.stdout)["sessions"]}
+    for name in misheard:
+        assert reasons[name] == sessions[name]["reason"]
+    with RecordingReader(db) as reader:
+        heard = {
+            reader.session(s.session_id).scenario_name: s  # type: ignore[union-attr]
+            for s in reader.scores(scoring)
+            if s.signal == "HEARD_CORRECTLY"
+        }
+    for name in set(tags) - misheard:
+        assert (str(heard[name].verdict), heard[name].value) == ("passed", 1.0), (name, heard[name])
+        assert heard[name].detail["wer"] == 0
+    for name in misheard:
+        assert str(heard[name].verdict) == "failed" and heard[name].detail["mismatches"]

@@ -31,7 +31,14 @@ from recordings.models import Side as RecSide
 from recordings.reader import RecordingReader
 from scorer_service.config import ScoringConfig
 from scorer_service.rescore import rescore
-from tests.interop.conftest import start_run, watch_until_done
+from tests.helpers import free_port
+from tests.interop.conftest import (
+    PIPECAT_BOT,
+    require_pipecat_venv,
+    start_run,
+    subprocess_until_ready,
+    watch_until_done,
+)
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 
 BOOKING = {"confirmed": True, "answers": 1}
@@ -228,3 +235,43 @@ async def test_bot_that_dies_mid_call_ends_the_stream(
     await endpoint.close()
     assert await proc.wait() != 0
     assert not any(getattr(item, "done", False) for item in got)  # no final state was invented
+
+
+async def test_a_pipecat_agent_reports_what_it_heard(
+    tmp_path: Path, bridge: BridgeServer, bridge_stub: bridge_pb2_grpc.BridgeServiceStub,
+    db_path: Path,
+) -> None:  # fmt: skip
+    """pipecat's own ``user-transcription`` (a TranscriptionFrame through its RTVI observer)
+    arrives as heard: HEARD_CORRECTLY is decided from pipecat's reports, and a misheard
+    party size fails it."""
+    said = SCENARIO["user"]["script"][0]["say"]  # type: ignore[index]
+    heard = "hello I would like to book a table for 3 people tonight"
+    port = free_port()
+    args = [str(require_pipecat_venv()), str(PIPECAT_BOT), "--port", str(port),
+            "--transcribe-as", heard]  # fmt: skip
+    async with subprocess_until_ready(args, "READY", tmp_path / "pipecat_heard.log"):
+        connector = bridge_pb2.ConnectorConfig(kind="pipecat", url=f"ws://127.0.0.1:{port}")
+        run_id = await start_run(bridge_stub, [SCENARIO], agent_connector=connector)
+        user = BotConfig(
+            bridge.address, "user", lambda: play_script, run_filter=run_id, max_sessions=1
+        )
+        async with asyncio.timeout(60):
+            await asyncio.gather(
+                watch_until_done(bridge_stub, run_id), run_bots(user, asyncio.Event())
+            )
+    with RecordingReader(db_path) as r:
+        (session,) = r.sessions(run_id)
+        reported = [
+            e.payload for e in r.events(session.session_id, [EventKind.TRANSCRIPT])
+            if e.side is Side.AGENT and e.payload["kind"] == "heard"
+        ]  # fmt: skip
+    assert [(p["text"], p["is_final"]) for p in reported] == [(heard, True)]
+    result = await rescore(db_path, run_id, ScoringConfig())
+    scores = {s.signal: s for s in result.sessions[0].scores}
+    verdict = scores["HEARD_CORRECTLY"]
+    assert verdict.detail["heard_source"] == "bots" and verdict.detail["said_source"] == "bots"
+    assert verdict.verdict is Verdict.FAILED  # "two" said, "3" heard: a critical mismatch
+    (m,) = verdict.detail["mismatches"]
+    assert (m["said"], m["heard"]) == ("two", "3")
+    assert verdict.value == pytest.approx(1 - 1 / 12)  # one substitution in 12 words
+    assert verdict.detail["turns"][0]["said"] == said

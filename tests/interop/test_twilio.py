@@ -15,6 +15,7 @@ import json
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -168,3 +169,71 @@ async def test_a_twilio_bot_can_play_the_caller(
     assert s.user_bot["labels"]["connector"] == "twilio" and user.sample_rate == 8000
     assert voiced_s(user.samples, 8000) > ANSWER_S * 2  # its greeting and answers
     assert EventKind.AUDIO_DROPPED not in kinds  # no audio was pushed at a hung-up line
+
+
+async def test_an_llm_caller_hears_an_audio_only_agent_through_its_recogniser(
+    bridge: BridgeServer,
+    bridge_stub: bridge_pb2_grpc.BridgeServiceStub,
+    twilio_bot: tuple[int, Path],
+    db_path: Path,
+) -> None:
+    """``vae bot user --llm ... --asr openai``: the agent shares no transcripts (it is a phone
+    line), so the LLM caller transcribes each of its turns through the real ``openai`` client
+    (loopback ``/v1/audio/transcriptions``), acts on the text and reports it as HEARD."""
+    from bots.llm import LlmBrain, LlmSettings
+    from bots.openai_server import OpenAICompatibleServer
+    from tests.stt_server import TranscriptionServer
+    from vae.speech.stt import SttSettings, make_transcriber
+
+    port, _ = twilio_bot
+    heard_texts = ["Luigi's, how can I help you?", "Eight works, see you tonight."]
+    answers = iter(heard_texts)
+    chats: list[list[dict[str, Any]]] = []
+
+    def llm(request: dict[str, Any]) -> dict[str, Any]:
+        chats.append(request["messages"])
+        last = str(request["messages"][-1].get("content") or "")
+        return {"content": f"You said: {last}"}  # its reply uses what it heard
+
+    scenario = {
+        "name": "twilio_llm_caller",
+        "max_duration": 40,
+        "first_speaker": "agent",
+        "user": {"persona": {"name": "Ann"}},
+        "agent": {"persona": {"role": "host"}},
+        "success_signals": ["CLEAN_EXIT"],
+    }
+    connector = bridge_pb2.ConnectorConfig(kind="twilio", url=f"twilio+ws://127.0.0.1:{port}/ws")
+    run_id = await start_run(bridge_stub, [scenario], agent_connector=connector)
+    with (
+        TranscriptionServer(lambda _upload: next(answers, "")) as stt,
+        OpenAICompatibleServer(llm) as chat,
+    ):
+        ears = make_transcriber(SttSettings("openai", stt.base_url, "whisper-1"))
+        settings = LlmSettings(base_url=chat.base_url, model="stand-in")
+        user = BotConfig(
+            bridge.address, "user", lambda: LlmBrain(settings, transcriber=ears),
+            run_filter=run_id, max_sessions=1,
+        )  # fmt: skip
+        try:
+            async with asyncio.timeout(90):
+                events, _ = await asyncio.gather(
+                    watch_until_done(bridge_stub, run_id), run_bots(user, asyncio.Event())
+                )
+        finally:
+            await ears.close()
+        uploads = list(stt.uploads)
+    assert events[-1].status == bridge_pb2.RUN_STATUS_COMPLETED, [e.message for e in events]
+    with RecordingReader(db_path) as r:
+        (s,) = r.sessions(run_id)
+        mine = [e.payload for e in r.events(s.session_id, [EventKind.TRANSCRIPT])
+                if e.side is Side.USER]  # fmt: skip
+    heard = [p["text"] for p in mine if "heard" in str(p["kind"])]
+    spoken = [p["text"] for p in mine if "spoken" in str(p["kind"])]
+    # Each agent turn (its greeting and its answers: tones of ANSWER_S) was transcribed.
+    assert heard == heard_texts, (heard, [round(u.seconds, 2) for u in uploads])
+    assert all(u.seconds >= ANSWER_S - 0.2 for u in uploads[: len(heard_texts)])
+    # The LLM was given the transcribed text and answered it: its replies use what it heard.
+    told = [m["content"] for m in chats[-1] if m["role"] == "user"]  # the whole history
+    assert told[: len(heard_texts)] == heard_texts
+    assert spoken[:2] == [f"You said: {t}" for t in heard_texts]

@@ -68,6 +68,8 @@ def test_previous_version_is_upgraded_and_keeps_its_data(store: Locator) -> None
     assert has_table(conn, "artifacts")
     # 0004_run_error: an old run reads with no error; 0009_replayed_from: a new column.
     assert [tuple(r) for r in conn.execute("SELECT error, replayed_from FROM runs")] == [("", None)]
+    # 0014_transcripts: a scoring's transcript layer and the transcription cache.
+    assert has_table(conn, "transcripts") and has_table(conn, "transcription_cache")
     conn.close()
 
 

@@ -49,8 +49,8 @@ typos.yaml:10:12: agent.script[1].end: must be true or false, got a string
 typos.yaml:16:14: agent.tool_effects.change_flight[0].op: 'sett' is not one of: get, set, \
 append, update, delete, increment; did you mean 'set'?
 typos.yaml:17:19: success_signals[0]: 'ACTON_MATCH' is not one of: ACTION_MATCH, \
-DB_STATE_MATCH, DB_STATE_ASSERTION, NL_ASSERTION, JUDGE_PASSED, CLEAN_EXIT; did you mean \
-'ACTION_MATCH'?
+DB_STATE_MATCH, DB_STATE_ASSERTION, NL_ASSERTION, JUDGE_PASSED, CLEAN_EXIT, HEARD_CORRECTLY; \
+did you mean 'ACTION_MATCH'?
 unparsable.yaml:6:1: <document>: cannot parse: found unexpected end of stream (while \
 scanning a quoted scalar begun at line 4, column 12)"""
 
@@ -114,3 +114,19 @@ def test_own_bot_keys_pass_through_but_look_alikes_are_refused(tmp_path: Path) -
         f"{path}:3:3: agent.scirpt: unknown field; did you mean 'script'? "
         "(a key of your own goes under 'extras')"
     )
+
+
+def test_heard_belongs_to_agent_steps(tmp_path: Path) -> None:
+    """An agent step may say what it heard (a scripted mishearing); a caller step may not."""
+    path = tmp_path / "heard.yaml"
+    path.write_text(
+        "name: heard\nuser:\n  script: [Hi.]\n"
+        "agent:\n  script: [Hello., {heard: 'At nine.', say: Booked.}]\n"
+    )
+    assert lint_arguments([str(path)]).problems == []
+    path.write_text("name: heard\nuser:\n  script: [{heard: 'x', say: Hi.}]\n")
+    [problem] = lint_arguments([str(path)]).problems
+    assert "user.script[0].heard: only an agent step says what it heard" in str(problem)
+    path.write_text("name: heard\nagent:\n  script: [{heard: 3, say: Hi.}]\n")
+    [problem] = lint_arguments([str(path)]).problems
+    assert "agent.script[0].heard" in str(problem)

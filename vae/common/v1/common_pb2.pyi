@@ -144,7 +144,10 @@ class _TranscriptKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Transc
     TRANSCRIPT_KIND_SPOKEN: _TranscriptKind.ValueType  # 1
     """What the bot said (TTS input text)."""
     TRANSCRIPT_KIND_HEARD: _TranscriptKind.ValueType  # 2
-    """What the bot heard from its peer (ASR output)."""
+    """What the bot heard from its peer (ASR output). The scorer aligns the final
+    ones with what the peer said (HEARD_CORRECTLY) and traces failures to
+    what was misheard.
+    """
 
 class TranscriptKind(_TranscriptKind, metaclass=_TranscriptKindEnumTypeWrapper):
     """Whether a transcript is of the bot's own speech or of what it heard."""
@@ -153,7 +156,10 @@ TRANSCRIPT_KIND_UNSPECIFIED: TranscriptKind.ValueType  # 0
 TRANSCRIPT_KIND_SPOKEN: TranscriptKind.ValueType  # 1
 """What the bot said (TTS input text)."""
 TRANSCRIPT_KIND_HEARD: TranscriptKind.ValueType  # 2
-"""What the bot heard from its peer (ASR output)."""
+"""What the bot heard from its peer (ASR output). The scorer aligns the final
+ones with what the peer said (HEARD_CORRECTLY) and traces failures to
+what was misheard.
+"""
 Global___TranscriptKind: _TypeAlias = TranscriptKind  # noqa: Y015
 
 class _SpeechSource:

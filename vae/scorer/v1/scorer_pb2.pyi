@@ -248,6 +248,84 @@ class TimingConfig(_message.Message):
 Global___TimingConfig: _TypeAlias = TimingConfig  # noqa: Y015
 
 @_typing.final
+class TranscriptionConfig(_message.Message):
+    """The transcription stage of a scoring: each recorded channel transcribed turn
+    by turn (turns found by voice activity) into a layer of transcripts tied to
+    the scoring, never replacing what the bots reported. Answers are cached by
+    engine configuration and audio, so a second rescore makes no calls; a turn
+    that cannot be transcribed leaves what depends on it unscored (asr_error).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENGINE_FIELD_NUMBER: _builtins.int
+    BASE_URL_FIELD_NUMBER: _builtins.int
+    MODEL_FIELD_NUMBER: _builtins.int
+    API_KEY_FIELD_NUMBER: _builtins.int
+    LANGUAGE_FIELD_NUMBER: _builtins.int
+    TIMEOUT_S_FIELD_NUMBER: _builtins.int
+    MAX_RETRIES_FIELD_NUMBER: _builtins.int
+    CONCURRENCY_FIELD_NUMBER: _builtins.int
+    TRANSCRIPTS_FIELD_NUMBER: _builtins.int
+    NO_CACHE_FIELD_NUMBER: _builtins.int
+    engine: _builtins.str
+    """"openai" (any OpenAI-compatible /v1/audio/transcriptions endpoint) or
+    "pocketsphinx" (embedded, English; the vae[asr] extra). Empty: no stage.
+    """
+    base_url: _builtins.str
+    """openai: the endpoint, e.g. http://127.0.0.1:8000/v1."""
+    model: _builtins.str
+    api_key: _builtins.str
+    """Sent as a bearer token; never stored."""
+    language: _builtins.str
+    """ISO-639-1 hint, e.g. "en"; empty: the engine decides."""
+    timeout_s: _builtins.float
+    """Seconds per request (default 60)."""
+    max_retries: _builtins.int
+    """Retries on 429, 5xx and timeouts (default 3)."""
+    concurrency: _builtins.int
+    """Transcriptions at once (default 2)."""
+    transcripts: _builtins.str
+    """Where each side's words come from for NL assertions, the judge and
+    HEARD_CORRECTLY: "bots" (default: what its bot reported; the
+    transcription fills a side that reported nothing), "asr" or "prefer-asr".
+    """
+    no_cache: _builtins.bool
+    """Transcribe again even when the cache holds the turn."""
+    def __init__(
+        self,
+        *,
+        engine: _builtins.str = ...,
+        base_url: _builtins.str = ...,
+        model: _builtins.str = ...,
+        api_key: _builtins.str = ...,
+        language: _builtins.str = ...,
+        timeout_s: _builtins.float | None = ...,
+        max_retries: _builtins.int | None = ...,
+        concurrency: _builtins.int | None = ...,
+        transcripts: _builtins.str = ...,
+        no_cache: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_concurrency", b"_concurrency", "_max_retries", b"_max_retries", "_timeout_s", b"_timeout_s", "concurrency", b"concurrency", "max_retries", b"max_retries", "timeout_s", b"timeout_s"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_concurrency", b"_concurrency", "_max_retries", b"_max_retries", "_timeout_s", b"_timeout_s", "api_key", b"api_key", "base_url", b"base_url", "concurrency", b"concurrency", "engine", b"engine", "language", b"language", "max_retries", b"max_retries", "model", b"model", "no_cache", b"no_cache", "timeout_s", b"timeout_s", "transcripts", b"transcripts"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__concurrency: _TypeAlias = _typing.Literal["concurrency"]  # noqa: Y015
+    _WhichOneofArgType__concurrency: _TypeAlias = _typing.Literal["_concurrency", b"_concurrency"]  # noqa: Y015
+    _WhichOneofReturnType__max_retries: _TypeAlias = _typing.Literal["max_retries"]  # noqa: Y015
+    _WhichOneofArgType__max_retries: _TypeAlias = _typing.Literal["_max_retries", b"_max_retries"]  # noqa: Y015
+    _WhichOneofReturnType__timeout_s: _TypeAlias = _typing.Literal["timeout_s"]  # noqa: Y015
+    _WhichOneofArgType__timeout_s: _TypeAlias = _typing.Literal["_timeout_s", b"_timeout_s"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__concurrency) -> _WhichOneofReturnType__concurrency | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_retries) -> _WhichOneofReturnType__max_retries | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__timeout_s) -> _WhichOneofReturnType__timeout_s | None: ...
+
+Global___TranscriptionConfig: _TypeAlias = TranscriptionConfig  # noqa: Y015
+
+@_typing.final
 class ScoringConfig(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -260,6 +338,7 @@ class ScoringConfig(_message.Message):
     END_POLICY_FIELD_NUMBER: _builtins.int
     LABEL_FIELD_NUMBER: _builtins.int
     NO_JUDGE_FIELD_NUMBER: _builtins.int
+    TRANSCRIPTION_FIELD_NUMBER: _builtins.int
     overrides_json: _builtins.str
     """Overrides keyed by scenario name ("*" for all): nl_assertions,
     db_state_assertions, reference_answer, expected_scenario_db,
@@ -285,6 +364,10 @@ class ScoringConfig(_message.Message):
     def judge(self) -> Global___JudgeConfig: ...
     @_builtins.property
     def timing(self) -> Global___TimingConfig: ...
+    @_builtins.property
+    def transcription(self) -> Global___TranscriptionConfig:
+        """Transcribe the recorded channels before scoring (vae rescore --transcribe)."""
+
     def __init__(
         self,
         *,
@@ -297,10 +380,11 @@ class ScoringConfig(_message.Message):
         end_policy: _builtins.str = ...,
         label: _builtins.str = ...,
         no_judge: _builtins.bool = ...,
+        transcription: Global___TranscriptionConfig | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_min_agent_turns", b"_min_agent_turns", "judge", b"judge", "min_agent_turns", b"min_agent_turns", "timing", b"timing"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_min_agent_turns", b"_min_agent_turns", "judge", b"judge", "min_agent_turns", b"min_agent_turns", "timing", b"timing", "transcription", b"transcription"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_agent_turns", b"_min_agent_turns", "end_policy", b"end_policy", "judge", b"judge", "label", b"label", "min_agent_turns", b"min_agent_turns", "no_judge", b"no_judge", "overrides_json", b"overrides_json", "scorers", b"scorers", "strict_match", b"strict_match", "timing", b"timing"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_agent_turns", b"_min_agent_turns", "end_policy", b"end_policy", "judge", b"judge", "label", b"label", "min_agent_turns", b"min_agent_turns", "no_judge", b"no_judge", "overrides_json", b"overrides_json", "scorers", b"scorers", "strict_match", b"strict_match", "timing", b"timing", "transcription", b"transcription"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__min_agent_turns: _TypeAlias = _typing.Literal["min_agent_turns"]  # noqa: Y015
     _WhichOneofArgType__min_agent_turns: _TypeAlias = _typing.Literal["_min_agent_turns", b"_min_agent_turns"]  # noqa: Y015
