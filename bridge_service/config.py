@@ -43,6 +43,8 @@ class StopReason(enum.StrEnum):
     FIRST_SPEAKER_SILENT = "first_speaker_silent"
     #: A replay played its last recorded user turn and heard the agent's reply.
     REPLAY_FINISHED = "replay_finished"
+    #: The worker process serving the session died or stopped on its own (``--workers``).
+    WORKER_LOST = "worker_lost"
 
 
 @dataclass(frozen=True)

@@ -43,13 +43,20 @@ class SessionSummary:
     retry_reason: str = ""
     stop_detail: str = ""
     bot_errors: tuple[str, ...] = ()
+    #: The bridge process that served the attempt (``bridge_service.identity``), if recorded.
+    bridge: dict[str, object] | None = None
 
     @property
     def finished(self) -> bool:
         return is_finished(self.stop_reason)
 
     @classmethod
-    def from_record(cls, s: SessionRecord, errors: list[str] | None = None) -> SessionSummary:
+    def from_record(
+        cls,
+        s: SessionRecord,
+        errors: list[str] | None = None,
+        bridge: dict[str, object] | None = None,
+    ) -> SessionSummary:
         return cls(
             run_id=s.run_id,
             session_id=s.session_id,
@@ -64,6 +71,7 @@ class SessionSummary:
             retry_reason=s.retry_reason,
             stop_detail=s.stop_detail,
             bot_errors=tuple(errors or ()),
+            bridge=bridge,
         )
 
 
@@ -140,6 +148,7 @@ class RunState:
 def run_view(reader: RecordingReader, record: RunRecord, live: RunState | None) -> RunView:
     """The run as GetRun, ListRuns and WatchRun report it, bot errors included."""
     sessions = reader.sessions(record.run_id)
+    bridges = reader.session_bridges(record.run_id)
     latest = reader.latest_attempts(record.run_id)
     total = len(reader.run_scenarios(record.run_id))
     done = sum(1 for s in latest.values() if is_finished(s.stop_reason))
@@ -153,7 +162,10 @@ def run_view(reader: RecordingReader, record: RunRecord, live: RunState | None) 
         scenarios_done=live.done if live else done,
         vae_version=record.vae_version,
         sessions=[
-            SessionSummary.from_record(s, bot_errors(reader, s.session_id)) for s in sessions
+            SessionSummary.from_record(
+                s, bot_errors(reader, s.session_id), bridges.get(s.session_id)
+            )
+            for s in sessions
         ],
         error=live.error if live else record.error,
     )

@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from bridge_service.config import BridgeSettings, RunSettings, StopReason
+from bridge_service.dispatch import LiveSession
 from bridge_service.pairing import PairingPool
 from bridge_service.replay.request import ReplayRequest, replay_options
 from bridge_service.run_exec import RunExecutor, Todo
 from bridge_service.run_model import Classification, RunState, RunView
 from bridge_service.run_outcome import kept_failure
 from bridge_service.run_queries import RunQueries
-from bridge_service.session import Session
 from bridge_service.trials import expand_trials
 from recordings import identifiers
 from recordings.errors import ScenarioError, StorageError
@@ -69,7 +69,8 @@ class RunManager(RunQueries):
         super().__init__(writer, db_path)
         self.bridge = bridge
         self.vae_version = vae_version
-        self.live_sessions: dict[str, Session] = {}
+        #: Attempts running here or at a worker, for cancel, shutdown and storage failures.
+        self.live_sessions: dict[str, LiveSession] = {}
         self.executor = RunExecutor(writer, pool, bridge, self.live_sessions)
         # Owned here, cancelled by shutdown(): ends everything on a storage failure.
         self._storage_watch = asyncio.create_task(self._watch_storage(), name="storage-watch")

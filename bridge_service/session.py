@@ -86,6 +86,8 @@ class Session:
                 retry_reason=plan.retry_reason,
             )
         )
+        if plan.served_by is not None:
+            await self.writer.put_session_bridge(plan.session_id, plan.served_by.to_dict())
         try:
             async with asyncio.TaskGroup() as tg:
                 readers = [tg.create_task(io.read(side)) for side in (Side.USER, Side.AGENT)]

@@ -168,6 +168,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE sessions ADD COLUMN replayed_from TEXT;
         """,
     ),
+    Migration(
+        "0011_session_bridge",
+        # Which bridge process served each attempt (host, pid, address, worker):
+        # a JSON object, shown by `vae runs show` and GetRun.
+        """
+        ALTER TABLE sessions ADD COLUMN bridge_json TEXT
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

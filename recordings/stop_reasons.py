@@ -73,6 +73,12 @@ TABLE: tuple[StopReasonInfo, ...] = (
         "attempt_crashed", False, "an imported attempt crashed or was killed mid-call", _RERUN
     ),
     StopReasonInfo("storage_error", False, "the store could not record the session", _RERUN),
+    StopReasonInfo(
+        "worker_lost",
+        False,
+        "the bridge worker process serving the session died or was stopped mid-call",
+        _RERUN,
+    ),
 )
 
 BY_NAME: dict[str, StopReasonInfo] = {info.name: info for info in TABLE}

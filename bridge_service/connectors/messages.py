@@ -152,6 +152,21 @@ class SessionEndedOut:
     clean_exit: bool
 
 
+@dataclass(frozen=True, slots=True)
+class RedirectOut:
+    """To a gRPC bot that accepts redirects: its session runs at a worker process.
+
+    Not part of :data:`BridgeOutput`: only the gRPC stream adapter
+    (``bridge_service.converse_endpoint``) carries it, never a session or a connector.
+    """
+
+    port: int
+    ticket: str
+    worker: str
+    arrive_within_ms: int
+    session_id: str
+
+
 BridgeOutput = (
     SessionStartInfo
     | PeerAudio

@@ -114,6 +114,12 @@ class _StopReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_StopReason
     """A replay (StartRunRequest.replay) played the last recorded user turn and
     heard the agent's reply: a finished attempt, not a failure.
     """
+    STOP_REASON_WORKER_LOST: _StopReason.ValueType  # 16
+    """The worker process of a bridge started with --workers that served the
+    session died or was stopped on its own mid-session (killed, crashed,
+    SIGTERM) while the bridge stayed up. Unfinished: retried automatically
+    and by a resume.
+    """
 
 class StopReason(_StopReason, metaclass=_StopReasonEnumTypeWrapper):
     """Why a session ended."""
@@ -158,6 +164,12 @@ detail names the option that changes who speaks first. Not retried.
 STOP_REASON_REPLAY_FINISHED: StopReason.ValueType  # 15
 """A replay (StartRunRequest.replay) played the last recorded user turn and
 heard the agent's reply: a finished attempt, not a failure.
+"""
+STOP_REASON_WORKER_LOST: StopReason.ValueType  # 16
+"""The worker process of a bridge started with --workers that served the
+session died or was stopped on its own mid-session (killed, crashed,
+SIGTERM) while the bridge stayed up. Unfinished: retried automatically
+and by a resume.
 """
 Global___StopReason: _TypeAlias = StopReason  # noqa: Y015
 
@@ -323,6 +335,7 @@ class BridgeMessage(_message.Message):
     SESSION_ENDING_FIELD_NUMBER: _builtins.int
     SESSION_ENDED_FIELD_NUMBER: _builtins.int
     WAIT_TIMEOUT_FIELD_NUMBER: _builtins.int
+    REDIRECT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def joined(self) -> Global___Joined: ...
     @_builtins.property
@@ -365,6 +378,13 @@ class BridgeMessage(_message.Message):
     def session_ended(self) -> Global___SessionEnded: ...
     @_builtins.property
     def wait_timeout(self) -> Global___WaitTimeout: ...
+    @_builtins.property
+    def redirect(self) -> Global___Redirect:
+        """Only to a bot that set Join.accepts_redirect, instead of SessionStart:
+        its session runs in another process of this bridge. The bridge closes
+        this stream right after (OK).
+        """
+
     def __init__(
         self,
         *,
@@ -377,12 +397,13 @@ class BridgeMessage(_message.Message):
         session_ending: Global___SessionEnding | None = ...,
         session_ended: Global___SessionEnded | None = ...,
         wait_timeout: Global___WaitTimeout | None = ...,
+        redirect: Global___Redirect | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "joined", b"joined", "message", b"message", "notice", b"notice", "peer_event", b"peer_event", "session_ended", b"session_ended", "session_ending", b"session_ending", "session_start", b"session_start", "state_sync", b"state_sync", "wait_timeout", b"wait_timeout"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "joined", b"joined", "message", b"message", "notice", b"notice", "peer_event", b"peer_event", "redirect", b"redirect", "session_ended", b"session_ended", "session_ending", b"session_ending", "session_start", b"session_start", "state_sync", b"state_sync", "wait_timeout", b"wait_timeout"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "joined", b"joined", "message", b"message", "notice", b"notice", "peer_event", b"peer_event", "session_ended", b"session_ended", "session_ending", b"session_ending", "session_start", b"session_start", "state_sync", b"state_sync", "wait_timeout", b"wait_timeout"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "joined", b"joined", "message", b"message", "notice", b"notice", "peer_event", b"peer_event", "redirect", b"redirect", "session_ended", b"session_ended", "session_ending", b"session_ending", "session_start", b"session_start", "state_sync", b"state_sync", "wait_timeout", b"wait_timeout"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["joined", "session_start", "audio", "peer_event", "state_sync", "notice", "session_ending", "session_ended", "wait_timeout"]  # noqa: Y015
+    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["joined", "session_start", "audio", "peer_event", "state_sync", "notice", "session_ending", "session_ended", "wait_timeout", "redirect"]  # noqa: Y015
     _WhichOneofArgType_message: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_message) -> _WhichOneofReturnType_message | None: ...
 
@@ -401,6 +422,8 @@ class Join(_message.Message):
     RUN_FILTER_FIELD_NUMBER: _builtins.int
     FRAME_MS_FIELD_NUMBER: _builtins.int
     FRAMES_PER_MESSAGE_FIELD_NUMBER: _builtins.int
+    ACCEPTS_REDIRECT_FIELD_NUMBER: _builtins.int
+    TICKET_FIELD_NUMBER: _builtins.int
     role: _common_pb2.Role.ValueType
     run_filter: _builtins.str
     """Only take sessions of this run: the exact run id, not a prefix (empty:
@@ -415,6 +438,21 @@ class Join(_message.Message):
     """Frames packed into one audio message to this bot (1..10; 0 = 1). More
     frames per message cost the bridge and the bot fewer messages a second;
     a message then carries frames_per_message * frame_ms of audio.
+    """
+    accepts_redirect: _builtins.bool
+    """This bot follows a Redirect: the bridge may then hand its session to one
+    of its worker processes (see Redirect). False (the default, and every
+    client written before redirects existed) keeps the whole session on this
+    stream.
+    """
+    ticket: _builtins.str
+    """Only on the Join of a stream opened because of a Redirect: its ticket.
+    A ticket is good for one stream, for the session it was issued for, and
+    only at the worker that issued it. An unknown (forged) ticket is refused
+    with PERMISSION_DENIED; one already used, or whose session stopped
+    waiting for this bot, with FAILED_PRECONDITION (join the bridge's public
+    address again). A bridge without workers refuses any ticket with
+    FAILED_PRECONDITION.
     """
     @_builtins.property
     def bot(self) -> _common_pb2.BotInfo: ...
@@ -436,10 +474,12 @@ class Join(_message.Message):
         run_filter: _builtins.str = ...,
         frame_ms: _builtins.int = ...,
         frames_per_message: _builtins.int = ...,
+        accepts_redirect: _builtins.bool = ...,
+        ticket: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "receive_format", b"receive_format", "send_format", b"send_format"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "frame_ms", b"frame_ms", "frames_per_message", b"frames_per_message", "receive_format", b"receive_format", "role", b"role", "run_filter", b"run_filter", "send_format", b"send_format"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepts_redirect", b"accepts_redirect", "bot", b"bot", "frame_ms", b"frame_ms", "frames_per_message", b"frames_per_message", "receive_format", b"receive_format", "role", b"role", "run_filter", b"run_filter", "send_format", b"send_format", "ticket", b"ticket"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -477,6 +517,52 @@ class Joined(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Joined: _TypeAlias = Joined  # noqa: Y015
+
+@_typing.final
+class Redirect(_message.Message):
+    """The session this bot was paired into runs in a worker process of the
+    bridge. Send nothing more on this stream and half-close it; open a new
+    Converse stream to the *host you dialled* (the same name or address, so TLS
+    verification is unchanged) at `port`, with the same credentials (TLS,
+    token), and send Join again (the same fields) with `ticket` set. The worker
+    answers Joined and, once both bots of the session arrived, SessionStart.
+    A bot that does not arrive within arrive_within_ms leaves its session
+    unrun (STOP_REASON_PEER_NEVER_JOINED; its peer gets WaitTimeout).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PORT_FIELD_NUMBER: _builtins.int
+    TICKET_FIELD_NUMBER: _builtins.int
+    WORKER_FIELD_NUMBER: _builtins.int
+    ARRIVE_WITHIN_MS_FIELD_NUMBER: _builtins.int
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    port: _builtins.int
+    """The worker's port, on the host the bot dialled."""
+    ticket: _builtins.str
+    """One-time ticket for Join.ticket at that worker."""
+    worker: _builtins.str
+    """Which worker (for logs), e.g. "worker 1"."""
+    arrive_within_ms: _builtins.int
+    """How long the worker waits for this bot, in ms (the run's pairing timeout)."""
+    session_id: _builtins.str
+    """The session this ticket is for (for logs)."""
+    def __init__(
+        self,
+        *,
+        port: _builtins.int = ...,
+        ticket: _builtins.str = ...,
+        worker: _builtins.str = ...,
+        arrive_within_ms: _builtins.int = ...,
+        session_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arrive_within_ms", b"arrive_within_ms", "port", b"port", "session_id", b"session_id", "ticket", b"ticket", "worker", b"worker"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Redirect: _TypeAlias = Redirect  # noqa: Y015
 
 @_typing.final
 class SessionStart(_message.Message):
@@ -1159,6 +1245,7 @@ class SessionSummary(_message.Message):
     STOP_DETAIL_FIELD_NUMBER: _builtins.int
     BOT_ERRORS_FIELD_NUMBER: _builtins.int
     FINISHED_FIELD_NUMBER: _builtins.int
+    BRIDGE_FIELD_NUMBER: _builtins.int
     stop_reason: Global___StopReason.ValueType
     clean_exit: _builtins.bool
     user_turns: _builtins.int
@@ -1180,6 +1267,12 @@ class SessionSummary(_message.Message):
         refused input), oldest first, each prefixed with the side.
         """
 
+    @_builtins.property
+    def bridge(self) -> Global___BridgeProcess:
+        """The bridge process that served this attempt (unset when not recorded,
+        e.g. attempts recorded by an older vae, or imported).
+        """
+
     def __init__(
         self,
         *,
@@ -1194,14 +1287,56 @@ class SessionSummary(_message.Message):
         stop_detail: _builtins.str = ...,
         bot_errors: _abc.Iterable[_builtins.str] | None = ...,
         finished: _builtins.bool = ...,
+        bridge: Global___BridgeProcess | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["session", b"session"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bridge", b"bridge", "session", b"session"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_turns", b"agent_turns", "bot_errors", b"bot_errors", "clean_exit", b"clean_exit", "duration_s", b"duration_s", "finished", b"finished", "retry_reason", b"retry_reason", "session", b"session", "status", b"status", "stop_detail", b"stop_detail", "stop_reason", b"stop_reason", "user_turns", b"user_turns"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_turns", b"agent_turns", "bot_errors", b"bot_errors", "bridge", b"bridge", "clean_exit", b"clean_exit", "duration_s", b"duration_s", "finished", b"finished", "retry_reason", b"retry_reason", "session", b"session", "status", b"status", "stop_detail", b"stop_detail", "stop_reason", b"stop_reason", "user_turns", b"user_turns"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SessionSummary: _TypeAlias = SessionSummary  # noqa: Y015
+
+@_typing.final
+class BridgeProcess(_message.Message):
+    """One bridge process, as recorded with each attempt it served."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HOST_FIELD_NUMBER: _builtins.int
+    PID_FIELD_NUMBER: _builtins.int
+    ADDRESS_FIELD_NUMBER: _builtins.int
+    WORKER_FIELD_NUMBER: _builtins.int
+    FRONT_DOOR_FIELD_NUMBER: _builtins.int
+    host: _builtins.str
+    """The machine's host name."""
+    pid: _builtins.int
+    address: _builtins.str
+    """The address the process served bots on (a worker's own port)."""
+    worker: _builtins.int
+    """Which worker (1..N) of a bridge started with --workers N; unset for the
+    process on the public address (the front door, or a bridge without workers).
+    """
+    front_door: _builtins.str
+    """For a worker: the public address of its bridge (the front door)."""
+    def __init__(
+        self,
+        *,
+        host: _builtins.str = ...,
+        pid: _builtins.int = ...,
+        address: _builtins.str = ...,
+        worker: _builtins.int | None = ...,
+        front_door: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_worker", b"_worker", "worker", b"worker"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_worker", b"_worker", "address", b"address", "front_door", b"front_door", "host", b"host", "pid", b"pid", "worker", b"worker"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__worker: _TypeAlias = _typing.Literal["worker"]  # noqa: Y015
+    _WhichOneofArgType__worker: _TypeAlias = _typing.Literal["_worker", b"_worker"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__worker) -> _WhichOneofReturnType__worker | None: ...
+
+Global___BridgeProcess: _TypeAlias = BridgeProcess  # noqa: Y015
 
 @_typing.final
 class Run(_message.Message):
