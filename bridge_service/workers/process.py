@@ -72,6 +72,8 @@ class WorkerProcess:
         self.identity: BridgeIdentity | None = None
         #: The port it serves bots on (on the front door's host).
         self.port = 0
+        #: Its internal service (loopback, guarded by the secret it was started with).
+        self.control_address = ""
         self.stub: worker_pb2_grpc.BridgeWorkerAsyncStub | None = None
         self._channel: grpc.aio.Channel | None = None
         #: Sessions the front door has handed to it and not yet seen end.
@@ -132,7 +134,8 @@ class WorkerProcess:
         self.identity = BridgeIdentity(
             socket.gethostname(), int(ready["pid"]), address, self.index, launch.front_door
         )
-        self._channel = client_channel(str(ready["control"]), token=secret)
+        self.control_address = str(ready["control"])
+        self._channel = client_channel(self.control_address, token=secret)
         self.stub = worker_pb2_grpc.BridgeWorkerStub(self._channel)
         log.info("%s (pid %d) serving bots on %s", self.label, proc.pid, address)
 
