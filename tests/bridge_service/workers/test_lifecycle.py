@@ -149,7 +149,8 @@ def _live_at_workers(db: Any, run_id: str) -> int:
         return sum(
             1
             for s in reader.sessions(run_id)
-            if s.status == "running" and bridges.get(s.session_id, {}).get("worker")
+            if s.status == "running"
+            and bridges.get(s.session_id, {}).get("worker")
             and reader.channel_rates(s.session_id)
         )
 
