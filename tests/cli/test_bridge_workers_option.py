@@ -1,4 +1,4 @@
-"""``vae bridge serve --workers``: a number of at least 1 or ``auto``; anything else is a usage error.
+"""``vae bridge serve --workers``: at least 1, or ``auto``; anything else is a usage error.
 
 A bad value (flag or ``VAE_WORKERS``) exits 2 naming the option before
 anything starts: no database file, no process, no port.

@@ -29,7 +29,14 @@ from bridge_service.server import BridgeServer
 from recordings.reader import RecordingReader
 from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import inline, scenario, start_run, watch
-from tests.bridge_service.workers.conftest import USER, AGENT, at_worker, join, worker_pids
+from tests.bridge_service.workers.conftest import (
+    AGENT,
+    USER,
+    alive,
+    at_worker,
+    join,
+    worker_pids,
+)
 from tests.helpers import wait_until
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.serving import client_channel
@@ -58,7 +65,7 @@ async def live_pair(
 async def test_cancel_run_ends_a_worker_session_cancelled(
     front_door: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
 ) -> None:
-    run_id, bots, tasks = await live_pair(front_door, stub)
+    run_id, _bots, tasks = await live_pair(front_door, stub)
     cancelled = await stub.CancelRun(bridge_pb2.CancelRunRequest(run_id=run_id))
     assert cancelled.run.status == bridge_pb2.RUN_STATUS_CANCELLED
     got = await asyncio.wait_for(asyncio.gather(*tasks), 20)
@@ -86,13 +93,7 @@ async def test_stopping_the_front_door_ends_worker_sessions_and_stops_the_worker
     assert session.stop_reason == "shutdown" and session.ended_ns
     assert served["pid"] in pids
     assert run is not None and str(run.status) == "failed" and "shut down" in run.error
-    for pid in pids:
-        assert not os.path.exists(f"/proc/{pid}") or _zombie(pid), f"worker {pid} still runs"
-
-
-def _zombie(pid: int) -> bool:
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    assert not [pid for pid in pids if alive(pid)], "a worker still runs"
 
 
 def story(name: str) -> dict[str, Any]:

@@ -85,7 +85,7 @@ async def test_a_ticket_is_good_once_for_its_role_only(
     twice = await at_worker(user).run()
     assert twice.status == grpc.StatusCode.FAILED_PRECONDITION
     assert "already used" in twice.details and front_door.address in twice.details
-    got_u, got_a, _ = await asyncio.wait_for(
+    got_u, _got_a, _ = await asyncio.wait_for(
         asyncio.gather(first_run, at_worker(agent, talk).run(), watch(stub, run_id)), 30
     )
     assert got_u.ended.reason == bridge_pb2.STOP_REASON_END_TOOL
