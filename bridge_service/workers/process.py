@@ -27,8 +27,8 @@ import grpc
 from bridge_service.config import BridgeSettings
 from bridge_service.identity import BridgeIdentity
 from bridge_service.workers.config import WorkerConfig
-from vae.internal.v1 import worker_pb2_grpc
-from vae.serving import TlsFiles, client_channel
+from bridge_service.workers.remote_wire import WorkerStub, open_control
+from vae.serving import TlsFiles
 
 log = logging.getLogger("vae.bridge.workers")
 
@@ -74,7 +74,7 @@ class WorkerProcess:
         self.port = 0
         #: Its internal service (loopback, guarded by the secret it was started with).
         self.control_address = ""
-        self.stub: worker_pb2_grpc.BridgeWorkerAsyncStub | None = None
+        self.stub: WorkerStub | None = None
         self._channel: grpc.aio.Channel | None = None
         #: Sessions the front door has handed to it and not yet seen end.
         self.load = 0
@@ -135,8 +135,7 @@ class WorkerProcess:
             socket.gethostname(), int(ready["pid"]), address, self.index, launch.front_door
         )
         self.control_address = str(ready["control"])
-        self._channel = client_channel(self.control_address, token=secret)
-        self.stub = worker_pb2_grpc.BridgeWorkerStub(self._channel)
+        self._channel, self.stub = open_control(self.control_address, secret)
         log.info("%s (pid %d) serving bots on %s", self.label, proc.pid, address)
 
     async def wait(self) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 import grpc
 
@@ -24,6 +24,18 @@ from bridge_service.session import SessionResult
 from bridge_service.workers.convert import assign_pb, end_pb, result_from_ended
 from recordings.models import Side
 from vae.internal.v1 import worker_pb2, worker_pb2_grpc
+from vae.serving import client_channel
+
+#: The front door's client of one worker's internal service.
+#: (The async stub type exists only in the generated .pyi: a string alias.)
+WorkerStub: TypeAlias = "worker_pb2_grpc.BridgeWorkerAsyncStub"
+
+
+def open_control(address: str, secret: str) -> tuple[grpc.aio.Channel, WorkerStub]:
+    """A channel to a worker's internal service (loopback), with its secret as the token."""
+    channel = client_channel(address, token=secret)
+    stub: WorkerStub = worker_pb2_grpc.BridgeWorkerStub(channel)
+    return channel, stub
 
 
 class WorkerGone(Exception):
@@ -35,7 +47,7 @@ class RemoteAttempt:
 
     def __init__(
         self,
-        stub: worker_pb2_grpc.BridgeWorkerAsyncStub,
+        stub: WorkerStub,
         plan: SessionPlan,
         tickets: dict[Side, str],
     ) -> None:
