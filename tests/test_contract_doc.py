@@ -42,6 +42,10 @@ RULES = [
     ("`NOTICE_CODE_SLOW_READER`", "NOTICE_CODE_SLOW_READER"),
     ("2 s of audio per direction", "2 s per direction"),
     ("errors.md", "docs/errors.md"),
+    ("`accepts_redirect` (230)", "bool accepts_redirect = 230"),
+    ("`ticket` (231)", "string ticket = 231"),
+    ("**host you dialled the bridge with**", "to the *host you dialled*"),
+    ("`WORKER_LOST`", "STOP_REASON_WORKER_LOST"),
 ]
 
 

@@ -15,7 +15,9 @@ served as by a bridge without workers) and a worker is up. Then:
 4. a worker that dies meanwhile (its call breaks) is first confirmed gone —
    killed if it lingers — so no two processes record the attempt's end; then
    the attempt is recorded ``worker_lost`` (unfinished: retried like any
-   unfinished attempt), unless the worker had recorded its end already.
+   unfinished attempt), unless the worker had recorded its end already. A
+   worker that answers with an error instead (a bug there) has finished with
+   the attempt: it is recorded ``bridge_error`` unless already ended.
 """
 
 from __future__ import annotations
@@ -114,10 +116,15 @@ class WorkerDispatch:
             try:
                 result = await remote.outcome(lambda: emit_started(run, served))
             except WorkerGone as exc:
-                how = await self.pool.confirm_dead(worker)
-                detail = f"{worker.label} (pid {worker.pid}) serving it was lost ({how}; {exc})"
+                if exc.answered:  # the worker lives on: its bug, this attempt's end
+                    reason = StopReason.BRIDGE_ERROR
+                    detail = f"the bridge failed: {worker.label} (pid {worker.pid}): {exc}"
+                else:
+                    how = await self.pool.confirm_dead(worker)
+                    reason = StopReason.WORKER_LOST
+                    detail = f"{worker.label} (pid {worker.pid}) serving it was lost ({how}; {exc})"
                 log.error("%s: %s", plan.session_id, detail)
-                result = await self._record_lost(served, detail)
+                result = await self._record_end(served, reason, detail)
         finally:
             live.pop(plan.session_id, None)
             remote.close()
@@ -126,15 +133,17 @@ class WorkerDispatch:
         await emit_ended(run, served, result)
         return result
 
-    async def _record_lost(self, plan: SessionPlan, detail: str) -> SessionResult:
-        """The attempt's end after its worker died: what the worker recorded, else worker_lost."""
+    async def _record_end(
+        self, plan: SessionPlan, reason: StopReason, detail: str
+    ) -> SessionResult:
+        """The attempt's end when its worker cannot say: what it recorded, else ``reason``."""
 
         def read(reader: RecordingReader) -> SessionRecord | None:
             return reader.session(plan.session_id)
 
         row = await asyncio.to_thread(_with_reader, self.db_path, read)
         if row is None:
-            return await record_unrun_row(self.writer, plan, StopReason.WORKER_LOST, detail)
+            return await record_unrun_row(self.writer, plan, reason, detail)
         if row.status is not SessionStatus.RUNNING and row.stop_reason:
             return SessionResult(
                 row.session_id,
@@ -150,7 +159,7 @@ class WorkerDispatch:
         await self.writer.end_session(
             plan.session_id,
             ended_ns=now,
-            stop_reason=str(StopReason.WORKER_LOST),
+            stop_reason=str(reason),
             stop_detail=detail,
             clean_exit=False,
             user_turns=0,
@@ -158,9 +167,7 @@ class WorkerDispatch:
         )
         assert plan.served_by is not None
         await self.writer.put_session_bridge(plan.session_id, plan.served_by.to_dict())
-        return SessionResult(
-            plan.session_id, StopReason.WORKER_LOST, detail, False, 0, 0, row.started_ns, now
-        )
+        return SessionResult(plan.session_id, reason, detail, False, 0, 0, row.started_ns, now)
 
 
 def _with_reader(

@@ -39,7 +39,15 @@ def open_control(address: str, secret: str) -> tuple[grpc.aio.Channel, WorkerStu
 
 
 class WorkerGone(Exception):
-    """The call to the worker broke or ended without a result."""
+    """The call to the worker broke or ended without a result.
+
+    ``answered``: the worker process itself ended the call (an error status or
+    no result: a bug there), as opposed to a connection that broke (it died).
+    """
+
+    def __init__(self, message: str, answered: bool = False) -> None:
+        super().__init__(message)
+        self.answered = answered
 
 
 class RemoteAttempt:
@@ -72,11 +80,22 @@ class RemoteAttempt:
         self._outbox.put_nowait(assign_pb(self._plan, self._tickets, arrive_within_s))
         self._call = self._stub.RunSession(self._requests())
         try:
-            reply = await asyncio.wait_for(self._call.read(), accept_within_s)
+            reply = await asyncio.wait_for(self._read(), accept_within_s)
         except (grpc.aio.AioRpcError, TimeoutError) as exc:
             raise WorkerGone(_why(exc)) from exc
         if reply is grpc.aio.EOF or reply.WhichOneof("message") != "accepted":
             raise WorkerGone("the worker did not accept the session")
+
+    async def _read(self) -> Any:
+        """The next reply. The call cancelled under us (its channel was closed when the
+        worker's exit was noticed) is the worker gone, not this task being cancelled."""
+        try:
+            return await self._call.read()
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            raise WorkerGone("the call to the worker was cancelled: its channel closed") from None
 
     def request_end(self, reason: StopReason, detail: str = "") -> None:
         self._outbox.put_nowait(end_pb(reason, detail))
@@ -85,11 +104,12 @@ class RemoteAttempt:
         """Follow the attempt to its end: the recorded result (None: never recorded)."""
         while True:
             try:
-                reply = await self._call.read()
+                reply = await self._read()
             except grpc.aio.AioRpcError as exc:
-                raise WorkerGone(_why(exc)) from exc
+                broken = exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+                raise WorkerGone(_why(exc), answered=not broken) from exc
             if reply is grpc.aio.EOF:
-                raise WorkerGone("the worker ended the call without a result")
+                raise WorkerGone("the worker ended the call without a result", answered=True)
             which = reply.WhichOneof("message")
             if which == "started":
                 await on_started()

@@ -84,7 +84,8 @@ class TicketDesk:
     def close(self, arrival: Arrival, why: str) -> None:
         """The session stopped waiting: spend its tickets, let go of bots still waiting."""
         for ticket in arrival.tickets.values():
-            self._pending.pop(ticket, None)
+            if self._pending.pop(ticket, None) is None:
+                continue  # closed already
             if ticket in self._taken:
                 self._taken.discard(ticket)
                 self._spend(ticket, "already used by another stream")

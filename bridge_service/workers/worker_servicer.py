@@ -89,6 +89,7 @@ class WorkerControl(worker_pb2_grpc.BridgeWorkerServicer):
             await context.write(accepted_pb())
             await self._serve(context, plan, arrival, ends)
         finally:
+            self.desk.close(arrival, "the session was given up")  # a no-op once served
             self.attempts.pop(plan.session_id, None)
             if not self.attempts:
                 self.idle.set()

@@ -160,11 +160,14 @@ async def test_a_worker_killed_mid_run_is_replaced_and_the_retry_completes_the_r
     front_door: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
 ) -> None:
     run_id, victim, events = await _run_with_reference_bots(front_door, stub, signal.SIGKILL)
-    assert events[-1].status == bridge_pb2.RUN_STATUS_COMPLETED, events[-1].message
-    assert any(e.kind == bridge_pb2.RUN_EVENT_KIND_SESSION_RETRYING for e in events)
     with RecordingReader(front_door.db_path) as reader:
         sessions = reader.sessions(run_id)
         bridges = reader.session_bridges(run_id)
+    seen = [
+        (s.session_id, s.stop_reason, s.stop_detail, bridges.get(s.session_id)) for s in sessions
+    ]
+    assert events[-1].status == bridge_pb2.RUN_STATUS_COMPLETED, (events[-1].message, seen)
+    assert any(e.kind == bridge_pb2.RUN_EVENT_KIND_SESSION_RETRYING for e in events)
     lost = [s for s in sessions if s.stop_reason == "worker_lost"]
     assert len(lost) == 1, [(s.session_id, s.stop_reason) for s in sessions]
     assert str(lost[0].status) == "superseded" and "killed by SIGKILL" in lost[0].stop_detail
@@ -184,10 +187,13 @@ async def test_a_worker_stopped_alone_records_its_sessions_worker_lost(
     front_door: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
 ) -> None:
     run_id, victim, events = await _run_with_reference_bots(front_door, stub, signal.SIGTERM)
-    assert events[-1].status == bridge_pb2.RUN_STATUS_COMPLETED, events[-1].message
     with RecordingReader(front_door.db_path) as reader:
         sessions = reader.sessions(run_id)
         bridges = reader.session_bridges(run_id)
+    seen = [
+        (s.session_id, s.stop_reason, s.stop_detail, bridges.get(s.session_id)) for s in sessions
+    ]
+    assert events[-1].status == bridge_pb2.RUN_STATUS_COMPLETED, (events[-1].message, seen)
     (lost,) = [s for s in sessions if s.stop_reason == "worker_lost"]
     assert "was stopped (SIGTERM)" in lost.stop_detail, lost.stop_detail
     assert bridges[lost.session_id]["pid"] == victim

@@ -23,7 +23,7 @@ from tests.bridge_service.workers.conftest import AGENT, USER, at_worker, join
 from tests.helpers import wait_until
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.common.v1 import common_pb2
-from vae.internal.v1 import worker_pb2, worker_pb2_grpc
+from vae.internal.v1 import worker_pb2_grpc
 
 
 def worker_address(server: BridgeServer, index: int = 0) -> str:
@@ -133,7 +133,7 @@ async def test_a_worker_refuses_run_control_and_guards_its_internal_service(
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
         # The internal service is not on the bots' port at all.
         internal = worker_pb2_grpc.BridgeWorkerStub(channel)
-        call = internal.RunSession(iter([worker_pb2.FrontDoorMessage()]))
+        call = internal.RunSession(iter(()))  # no message: its refusal cannot race a send
         with pytest.raises(grpc.aio.AioRpcError) as missing:
             await call.read()
         assert missing.value.code() == grpc.StatusCode.UNIMPLEMENTED
@@ -142,9 +142,7 @@ async def test_a_worker_refuses_run_control_and_guards_its_internal_service(
     control = front_door.workers.workers[0].control_address
     assert control.startswith("127.0.0.1:")
     async with grpc.aio.insecure_channel(control) as channel:
-        call = worker_pb2_grpc.BridgeWorkerStub(channel).RunSession(
-            iter([worker_pb2.FrontDoorMessage()])
-        )
+        call = worker_pb2_grpc.BridgeWorkerStub(channel).RunSession(iter(()))
         with pytest.raises(grpc.aio.AioRpcError) as unauthenticated:
             await call.read()
         assert unauthenticated.value.code() == grpc.StatusCode.UNAUTHENTICATED
