@@ -18,5 +18,10 @@ processes on loopback-or-same-host ports:
   status stay where they were;
 - ``tickets``, ``serve_session``, ``worker_servicer``, ``worker_server`` and
   ``main`` (worker): admit the redirected bots by ticket and run the session
-  exactly as a bridge without workers does, writing to the same store.
+  exactly as a bridge without workers does, writing to the same store;
+- ``config`` (what a worker is started with) and ``convert`` (the internal
+  wire's messages) are shared by both ends.
+
+The seam the front door uses is ``bridge_service.dispatch``: a shared session
+queue of several bridges could implement it the same way.
 """

@@ -190,3 +190,28 @@ async def test_a_worker_killed_mid_run_then_resume_completes_the_run(tmp_path: P
     for s in retried:
         port = int(s["bridge"]["address"].rsplit(":", 1)[1])
         assert redirected[s["session_id"]] == {"user": port, "agent": port}
+
+
+@pytest.mark.timeout(300)
+async def test_ctrl_c_on_vae_run_cancels_the_sessions_at_the_workers(tmp_path: Path) -> None:
+    """`vae run` and its Ctrl-C (CancelRun) go through the front door, as without workers."""
+    db = tmp_path / "vae.db"
+    scenarios = sorted(SUITE.glob("airline_*.yaml"))[:2]
+    bridge, address, pids = await start_front_door(db)
+    bots = await start_bots(address)
+    try:
+        run = await spawn("run", *map(str, scenarios), "--bridge", address, "--concurrency", "2")
+        await wait_until(lambda: live_at(db, 1) + live_at(db, 2) == 2, 90,
+                         "both sessions live at the workers", alive=[bridge, *bots])  # fmt: skip
+        run.send_signal(signal.SIGINT)
+        _out, err = await asyncio.wait_for(run.communicate(), 60)
+        assert run.returncode == 1 and b"Traceback" not in err, err.decode()[-2000:]
+        assert b"cancelled" in err, err.decode()[-2000:]
+        shown = await spawn("runs", "show", "20", "--db", str(db), "--json")
+        shown_out, _ = await asyncio.wait_for(shown.communicate(), 60)
+    finally:
+        await stop_all(bots, bridge)
+    doc = json.loads(shown_out)
+    assert doc["status"] == "cancelled"
+    assert [s["stop_reason"] for s in doc["sessions"]] == ["cancelled", "cancelled"]
+    assert {s["bridge"]["pid"] for s in doc["sessions"]} <= set(pids.values())
