@@ -215,3 +215,11 @@ async def test_ctrl_c_on_vae_run_cancels_the_sessions_at_the_workers(tmp_path: P
     assert doc["status"] == "cancelled"
     assert [s["stop_reason"] for s in doc["sessions"]] == ["cancelled", "cancelled"]
     assert {s["bridge"]["pid"] for s in doc["sessions"]} <= set(pids.values())
+
+
+async def test_workers_never_outlive_a_killed_front_door(tmp_path: Path) -> None:
+    """SIGKILL leaves the front door no chance to stop them: their stdin closes, they exit."""
+    bridge, _address, pids = await start_front_door(tmp_path / "vae.db")
+    bridge.send_signal(signal.SIGKILL)
+    await bridge.wait()
+    await wait_until(lambda: all(gone(pid) for pid in pids.values()), 30, "the workers exited")
