@@ -12,6 +12,11 @@ The reference bots declare at Join that they take text sessions and follow
 the virtual clock (docs/contract.md). What a session's modality and clock
 change — how a frame, a text turn or a tick is played, and the answers to
 the virtual clock's steps — is :class:`bots.line.Line`.
+Given a way to reach a worker (``redirect_to``), the stream says at Join that
+it follows redirects: a bridge started with ``--workers N`` may then answer
+``Redirect`` instead of ``SessionStart``, and the bot opens a new stream at
+the worker's port on the host it dialled, joining with the ticket
+(docs/contract.md, "Redirects"). A worker never redirects again.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ from vae.common.v1 import common_pb2
 log = logging.getLogger("vae.bots.client")
 
 Brain = Callable[[Conversation], Awaitable[None]]
+#: A stub for the worker at this port, on the host the bot dialled.
+RedirectTo = Callable[[int], "bridge_pb2_grpc.BridgeServiceAsyncStub"]
 JSON_CHUNK = 256 * 1024
 _FIRST = {common_pb2.ROLE_USER: "user", common_pb2.ROLE_AGENT: "agent"}
 _MODALITY = {common_pb2.MODALITY_TEXT: "text"}
@@ -116,6 +123,7 @@ class BotStream:
         listen: ListenSettings | None = None,
         supports_text: bool = True,
         supports_virtual_clock: bool = True,
+        redirect_to: RedirectTo | None = None,
     ) -> None:
         self.stub, self.role, self.brain, self.synth = stub, role, brain, synth
         self.name, self.version, self.run_filter = name, version, run_filter
@@ -124,13 +132,14 @@ class BotStream:
         self.supports_virtual_clock = supports_virtual_clock
         #: The session's line (its modality and clock), once one started.
         self._line: Line | None = None
+        self.redirect_to = redirect_to
         self._outbox: asyncio.Queue[bridge_pb2.BotMessage | None] = asyncio.Queue()
 
     async def _requests(self) -> AsyncIterator[bridge_pb2.BotMessage]:
         while (msg := await self._outbox.get()) is not None:
             yield msg
 
-    def _join(self) -> bridge_pb2.BotMessage:
+    def _join(self, ticket: str = "") -> bridge_pb2.BotMessage:
         pcm = common_pb2.AUDIO_ENCODING_PCM16LE
         role = common_pb2.ROLE_USER if self.role == "user" else common_pb2.ROLE_AGENT
         return bridge_pb2.BotMessage(
@@ -151,13 +160,40 @@ class BotStream:
                 frames_per_message=FRAMES_PER_MESSAGE,
                 supports_text=self.supports_text,
                 supports_virtual_clock=self.supports_virtual_clock,
+                accepts_redirect=self.redirect_to is not None,
+                ticket=ticket,
             )
         )
 
     async def run(self) -> SessionOutcome | None:
         """Play one session; ``None`` when the bridge released us without one."""
-        self._outbox.put_nowait(self._join())
-        call = self.stub.Converse(self._requests())  # the channel adds the token
+        played = await self._stream(self.stub, "")
+        if not isinstance(played, bridge_pb2.Redirect):
+            return played
+        if self.redirect_to is None:  # never asked for: the bridge broke the contract
+            log.error("%s bot: redirected without accepting redirects", self.role)
+            return None
+        redirect = played
+        log.info(
+            "%s bot: session %s runs at %s (port %d)",
+            self.role,
+            redirect.session_id,
+            redirect.worker,
+            redirect.port,
+        )
+        played = await self._stream(self.redirect_to(redirect.port), redirect.ticket)
+        if isinstance(played, bridge_pb2.Redirect):
+            log.error("%s bot: a worker redirected again; joining the bridge anew", self.role)
+            return None
+        return played
+
+    async def _stream(
+        self, stub: bridge_pb2_grpc.BridgeServiceAsyncStub, ticket: str
+    ) -> SessionOutcome | bridge_pb2.Redirect | None:
+        """One Converse stream: a session played, a Redirect, or None (released)."""
+        self._outbox = asyncio.Queue()
+        self._outbox.put_nowait(self._join(ticket))
+        call = stub.Converse(self._requests())  # the channel adds the token
         try:
             while True:
                 msg = await _read(call)
@@ -167,6 +203,8 @@ class BotStream:
                     log.info(
                         "%s bot joined the bridge (stream %s)", self.role, msg.joined.stream_id
                     )
+                if msg.HasField("redirect"):
+                    return msg.redirect
                 if msg.HasField("session_start"):
                     return await self._play(call, session_info(msg.session_start))
         finally:

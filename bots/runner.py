@@ -4,6 +4,11 @@ Each worker opens a stream, plays the session it is given, and opens the next
 one — a bot that can hold N conversations opens N streams (docs/contract.md). A
 bridge that is not up yet, or goes away, is retried with a capped backoff;
 a stream released without a session (WaitTimeout) simply rejoins.
+
+The bots follow redirects (``follow_redirects``, on by default): a bridge
+with worker processes may send a stream to a worker, on the host the bot
+dialled; the runner keeps one channel per worker address, so each worker
+sees one connection from this bot, like the bridge itself.
 """
 
 from __future__ import annotations
@@ -49,6 +54,8 @@ class BotConfig:
     supports_text: bool = True
     supports_virtual_clock: bool = True
     outcomes: list[SessionOutcome] = field(default_factory=list)
+    #: Declare Join.accepts_redirect and follow Redirects to a bridge's workers.
+    follow_redirects: bool = True
     #: Give up when the bridge has been unreachable this long (seconds).
     give_up_after_s: float = field(
         default_factory=lambda: float(os.environ.get("VAE_BOT_GIVE_UP_S", "300"))
@@ -64,6 +71,33 @@ _FATAL = (
     grpc.StatusCode.PERMISSION_DENIED,
     grpc.StatusCode.INVALID_ARGUMENT,
 )
+
+
+def host_of(address: str) -> str:
+    """The host part of ``host:port`` (``[::1]`` stays bracketed)."""
+    return address.rsplit(":", 1)[0] if ":" in address else address
+
+
+class WorkerChannels:
+    """One channel per worker address a redirect named, with the bridge's TLS and token."""
+
+    def __init__(self, config: BotConfig) -> None:
+        self.config = config
+        self._open: dict[str, grpc.aio.Channel] = {}
+
+    def stub_at(self, port: int) -> bridge_pb2_grpc.BridgeServiceAsyncStub:
+        address = f"{host_of(self.config.address)}:{port}"
+        channel = self._open.get(address)
+        if channel is None:
+            channel = client_channel(address, token=self.config.token, tls_ca=self.config.tls_ca)
+            self._open[address] = channel
+        stub: bridge_pb2_grpc.BridgeServiceAsyncStub = bridge_pb2_grpc.BridgeServiceStub(channel)
+        return stub
+
+    async def close(self) -> None:
+        for channel in self._open.values():
+            await channel.close()
+        self._open.clear()
 
 
 def transport_error(exc: BaseException) -> grpc.aio.AioRpcError | ConnectionError | None:
@@ -83,6 +117,8 @@ async def run_bots(config: BotConfig, stop: asyncio.Event) -> list[SessionOutcom
     synth = config.synth
     if synth is None:
         synth = await asyncio.to_thread(default_synthesiser)
+    workers = WorkerChannels(config)
+    redirect_to = workers.stub_at if config.follow_redirects else None
     async with client_channel(config.address, token=config.token, tls_ca=config.tls_ca) as channel:
         stub: bridge_pb2_grpc.BridgeServiceAsyncStub = bridge_pb2_grpc.BridgeServiceStub(channel)
 
@@ -95,6 +131,7 @@ async def run_bots(config: BotConfig, stop: asyncio.Event) -> list[SessionOutcom
                     name=config.name, version=config.version, run_filter=config.run_filter,
                     listen=config.listen, supports_text=config.supports_text,
                     supports_virtual_clock=config.supports_virtual_clock,
+                    redirect_to=redirect_to,
                 )  # fmt: skip
                 try:
                     outcome = await _until_stopped(stream.run(), stop)
@@ -126,9 +163,12 @@ async def run_bots(config: BotConfig, stop: asyncio.Event) -> list[SessionOutcom
                 if outcome is not None:
                     config.outcomes.append(outcome)
 
-        async with asyncio.TaskGroup() as tg:
-            for i in range(max(1, config.concurrency)):
-                tg.create_task(worker(i))
+        try:
+            async with asyncio.TaskGroup() as tg:
+                for i in range(max(1, config.concurrency)):
+                    tg.create_task(worker(i))
+        finally:
+            await workers.close()
     return config.outcomes
 
 

@@ -39,6 +39,7 @@ async def emit_started(run: RunState, plan: SessionPlan) -> None:
         retry_reason=plan.retry_reason,
         modality=plan.settings.modality,
         clock=plan.settings.clock,
+        bridge=_bridge(plan),
     )
     await run.emit(
         RunEvent(
@@ -91,6 +92,7 @@ async def emit_ended(run: RunState, plan: SessionPlan, result: SessionResult) ->
         result.detail,
         modality=plan.settings.modality,
         clock=plan.settings.clock,
+        bridge=_bridge(plan),
     )
     message = f"{plan.scenario.name} attempt {plan.attempt}: {result.stop_reason}"
     if result.detail:
@@ -107,15 +109,28 @@ async def emit_ended(run: RunState, plan: SessionPlan, result: SessionResult) ->
     )
 
 
+def _bridge(plan: SessionPlan) -> dict[str, object] | None:
+    return None if plan.served_by is None else plan.served_by.to_dict()
+
+
 async def record_unrun(
     writer: RecordingWriter, run: RunState, plan: SessionPlan, reason: StopReason, detail: str
 ) -> SessionResult:
     """Record an attempt that never became a conversation (0 turns, unfinished)."""
+    result = await record_unrun_row(writer, plan, reason, detail)
+    await emit_ended(run, plan, result)
+    return result
+
+
+async def record_unrun_row(
+    writer: RecordingWriter, plan: SessionPlan, reason: StopReason, detail: str
+) -> SessionResult:
+    """The store's half of :func:`record_unrun` (a worker has no run to tell)."""
     now = time.time_ns()
     await writer.start_session(
         SessionRecord(
             plan.session_id,
-            run.run_id,
+            plan.run_id,
             plan.scenario.name,
             plan.attempt,
             SessionStatus.RUNNING,
@@ -135,7 +150,7 @@ async def record_unrun(
         user_turns=0,
         agent_turns=0,
     )
-    result = SessionResult(plan.session_id, reason, detail, False, 0, 0, now, now)
+    if plan.served_by is not None:
+        await writer.put_session_bridge(plan.session_id, plan.served_by.to_dict())
     log.warning("%s attempt %d: %s", plan.scenario.name, plan.attempt, detail)
-    await emit_ended(run, plan, result)
-    return result
+    return SessionResult(plan.session_id, reason, detail, False, 0, 0, now, now)

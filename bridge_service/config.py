@@ -53,6 +53,8 @@ class StopReason(enum.StrEnum):
     CLOCK_STALLED = "clock_stalled"
     #: Only bots that did not declare the run's text / virtual clock support were waiting.
     BOT_UNSUPPORTED = "bot_unsupported"
+    #: The worker process serving the session died or stopped on its own (``--workers``).
+    WORKER_LOST = "worker_lost"
 
 
 @dataclass(frozen=True)

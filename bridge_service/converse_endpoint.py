@@ -37,6 +37,7 @@ from bridge_service.connectors.base import (
     BridgeOutput,
     Capabilities,
     PeerAudio,
+    RedirectOut,
 )
 from bridge_service.convert import bot_input, bridge_message
 from bridge_service.framing import Framing
@@ -57,10 +58,13 @@ class GrpcEndpoint:
         protocol: ProtocolState,
         framing: Framing,
         capabilities: Capabilities | None = None,
+        accepts_redirect: bool = False,
     ) -> None:
         self.role = role
         #: What the bot declared at Join (text turns, the virtual clock).
         self.capabilities = capabilities or Capabilities()
+        #: The bot set Join.accepts_redirect: its session may run at a worker process.
+        self.accepts_redirect = accepts_redirect
         self.protocol = protocol
         #: A protocol violation seen by the reader (also while still waiting).
         self.violation: BotProtocolError | None = None
@@ -77,7 +81,7 @@ class GrpcEndpoint:
         self._input_space.set()
         self._ended: BotProtocolError | None = None
         self._eof = False
-        self._control: collections.deque[BridgeOutput] = collections.deque()
+        self._control: collections.deque[BridgeOutput | RedirectOut] = collections.deque()
         self._audio: collections.deque[PeerAudio] = collections.deque()
         self._output_ready = asyncio.Event()
         self.closed = asyncio.Event()
@@ -114,6 +118,12 @@ class GrpcEndpoint:
             self._control.append(message)
         self._output_ready.set()
         return True
+
+    async def redirect(self, out: RedirectOut) -> None:
+        """Send the bot to the worker that runs its session, then end this stream (OK)."""
+        self.protocol.finish()
+        self._control.append(out)
+        await self.close()
 
     async def close(self, error: BotProtocolError | None = None) -> None:
         self.error = error

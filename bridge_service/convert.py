@@ -26,6 +26,7 @@ from bridge_service.connectors.base import (
     PeerAudio,
     PeerEvent,
     PeerText,
+    RedirectOut,
     SessionEndingOut,
     SessionStartInfo,
     StateSyncOut,
@@ -209,7 +210,7 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def bridge_message(out: BridgeOutput) -> bridge_pb2.BridgeMessage:
+def bridge_message(out: BridgeOutput | RedirectOut) -> bridge_pb2.BridgeMessage:
     if isinstance(out, PeerAudio):
         # Every frame to every bot comes through here: setting the fields of the
         # nested message in place costs half of building it from keyword arguments.
@@ -264,6 +265,16 @@ def bridge_message(out: BridgeOutput) -> bridge_pb2.BridgeMessage:
     if isinstance(out, NoticeOut):
         code = _NOTICE.get(out.code, bridge_pb2.NOTICE_CODE_UNSPECIFIED)
         return bridge_pb2.BridgeMessage(notice=bridge_pb2.Notice(code=code, message=out.message))
+    if isinstance(out, RedirectOut):
+        return bridge_pb2.BridgeMessage(
+            redirect=bridge_pb2.Redirect(
+                port=out.port,
+                ticket=out.ticket,
+                worker=out.worker,
+                arrive_within_ms=out.arrive_within_ms,
+                session_id=out.session_id,
+            )
+        )
     if isinstance(out, SessionEndingOut):
         return bridge_pb2.BridgeMessage(
             session_ending=bridge_pb2.SessionEnding(

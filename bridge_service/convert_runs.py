@@ -9,6 +9,7 @@ from bridge_service.config import EndPolicy
 from bridge_service.connectors.base import ConnectorConfig, ConnectorError, check_connector
 from bridge_service.convert import stop_reason_pb
 from bridge_service.convert_tiers import CLOCK_OF, CLOCK_PB, MODALITY_OF, MODALITY_PB
+from bridge_service.identity import BridgeIdentity
 from bridge_service.run_model import Classification, RunEvent, RunEventKind, RunView, SessionSummary
 from recordings.models import RunStatus
 from recordings.scenarios.sources import Source
@@ -169,7 +170,21 @@ def summary_pb(s: SessionSummary) -> bridge_pb2.SessionSummary:
         finished=s.finished,
         modality=MODALITY_PB.get(s.modality, common_pb2.MODALITY_AUDIO),
         clock=CLOCK_PB.get(s.clock, common_pb2.CLOCK_KIND_REAL),
+        bridge=bridge_process_pb(s.bridge),
     )
+
+
+def bridge_process_pb(bridge: dict[str, Any] | None) -> bridge_pb2.BridgeProcess | None:
+    """The recorded bridge identity (``bridge_service.identity``) as a BridgeProcess."""
+    if not bridge:
+        return None
+    who = BridgeIdentity.from_dict(bridge)
+    pb = bridge_pb2.BridgeProcess(
+        host=who.host, pid=who.pid, address=who.address, front_door=who.front_door
+    )
+    if who.worker is not None:
+        pb.worker = who.worker
+    return pb
 
 
 def run_pb(view: RunView) -> bridge_pb2.Run:

@@ -15,6 +15,11 @@ keep waiting for a run they can serve. When only such bots waited for a role
 until the pairing timeout, :class:`PairingTimeout` names them (``unsupported``):
 the attempt is recorded ``bot_unsupported``, never played on a clock or in a
 modality its bot cannot follow.
+
+A worker process of ``--workers N`` pairs by ticket instead
+(``bridge_service.workers.tickets``): both kinds of waiting room share the
+:class:`WaitingRoom` interface the Converse handler uses, and
+:meth:`PairingPool.admit` refuses a ticket, which only a worker can honour.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from bridge_service.connectors.base import SideEndpoint, capabilities
 from recordings.models import Side
@@ -36,6 +42,10 @@ class Waiting:
     stream_id: str = field(default_factory=lambda: f"s{next(_ids)}")
     left: bool = False
     assigned: asyncio.Event = field(default_factory=asyncio.Event)
+    #: Join.ticket of a stream opened after a Redirect (only a worker takes one).
+    ticket: str = ""
+    #: Set when nothing will take this stream any more (a worker's session gave up on it).
+    released: asyncio.Event = field(default_factory=asyncio.Event)
 
     def accepts(self, run_id: str) -> bool:
         # Exact: a prefix would let a bot meant for run X take sessions of run X-2.
@@ -50,6 +60,33 @@ def describe_bots(entries: list[Waiting]) -> str:
         name = f"{bot.name or 'unnamed'} {bot.version}".strip()
         counts[name] = counts.get(name, 0) + 1
     return ", ".join(f"{n} ({c} streams)" if c > 1 else n for n, c in sorted(counts.items()))
+
+
+class TicketRefused(Exception):
+    """A Join's ticket cannot be honoured here.
+
+    ``forged``: never issued (PERMISSION_DENIED); otherwise it is spent,
+    expired or sent to the wrong place (FAILED_PRECONDITION: join the bridge's
+    public address again).
+    """
+
+    def __init__(self, message: str, forged: bool = False) -> None:
+        super().__init__(message)
+        self.forged = forged
+
+
+class WaitingRoom(Protocol):
+    """Where joined streams wait for a session (the pairing pool, or a worker's ticket desk)."""
+
+    def admit(self, ticket: str, role: Side) -> None:
+        """Raise :class:`TicketRefused` when a Join with ``ticket`` cannot wait here."""
+        ...
+
+    def waiting(self, role: Side | None = None) -> int: ...
+
+    async def add(self, entry: Waiting) -> None: ...
+
+    async def remove(self, entry: Waiting) -> None: ...
 
 
 class PairingTimeout(Exception):
@@ -74,6 +111,13 @@ class PairingPool:
     def __init__(self) -> None:
         self._waiting: list[Waiting] = []
         self._changed = asyncio.Condition()
+
+    def admit(self, ticket: str, role: Side) -> None:
+        if ticket:
+            raise TicketRefused(
+                "join.ticket: this bridge issued no ticket (a ticket is only for the worker "
+                "port a Redirect named); join without one"
+            )
 
     async def add(self, entry: Waiting) -> None:
         async with self._changed:

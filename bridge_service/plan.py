@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from bridge_service.config import BridgeSettings, RunSettings
 from bridge_service.connectors.base import SessionStartInfo
 from bridge_service.framing import Framing
+from bridge_service.identity import BridgeIdentity
 from bridge_service.noise import noise_seed
 from recordings.models import Side
 from recordings.scenarios.model import Scenario, render_prompt
@@ -28,6 +29,8 @@ class SessionPlan:
     settings: RunSettings
     bridge: BridgeSettings
     retry_reason: str = ""
+    #: The bridge process that serves the attempt (recorded with it); None: not recorded.
+    served_by: BridgeIdentity | None = None
 
     @property
     def max_duration_s(self) -> float:

@@ -107,6 +107,10 @@ class ProtocolState:
         elif isinstance(message, SessionEndedOut):
             self.state = StreamState.ENDED
 
+    def finish(self) -> None:
+        """The stream is over for the bot (a Redirect): later messages are ignored."""
+        self.state = StreamState.ENDED
+
     def check(self, msg: Any) -> bool:
         """Validate one received message; False: ignore it (the stream has ended).
 

@@ -26,6 +26,9 @@ for the retry. Any exception while running the run marks it ``failed``
 with the error (``bridge_service.run_outcome`` holds these rules): a run never
 reads ``completed`` with scenarios missing.
 What each attempt records and announces lives in ``bridge_service.attempt_report``.
+Once an attempt's bots are paired, a :class:`~bridge_service.dispatch.Dispatch`
+(the bridge's worker processes, with ``--workers N``) may run it in another
+process; otherwise, and always for a replay, it runs here.
 Capacity, endpoint pools and connector retries live in ``connectors.pool``.
 """
 
@@ -44,6 +47,8 @@ from bridge_service.attempt_report import emit_ended, emit_started, record_retry
 from bridge_service.config import BridgeSettings, StopReason
 from bridge_service.connectors.base import ConnectorError, SideEndpoint
 from bridge_service.connectors.pool import ConnectorPools
+from bridge_service.dispatch import Dispatch, LiveSession, NotRun
+from bridge_service.identity import BridgeIdentity
 from bridge_service.pairing import PairingPool, PairingTimeout
 from bridge_service.plan import SessionPlan
 from bridge_service.replay.source import open_replay, record_link
@@ -94,13 +99,17 @@ class RunExecutor:
         writer: RecordingWriter,
         pool: PairingPool,
         bridge: BridgeSettings,
-        live_sessions: dict[str, Session],
+        live_sessions: dict[str, LiveSession],
     ) -> None:
         self.writer = writer
         self.pool = pool
         self.bridge = bridge
         self.live = live_sessions
         self.connectors = ConnectorPools()
+        #: This process, recorded with every attempt it serves (set by the server).
+        self.identity: BridgeIdentity | None = None
+        #: Where else a paired attempt may run (the worker processes); None: always here.
+        self.dispatch: Dispatch | None = None
 
     async def execute(self, run: RunState, todo: list[Todo]) -> None:
         sem = asyncio.Semaphore(run.settings.concurrency)
@@ -204,7 +213,14 @@ class RunExecutor:
     ) -> SessionResult:
         session_id = session_id_for(run.run_id, scenario.name, attempt)
         plan = SessionPlan(
-            run.run_id, session_id, scenario, attempt, run.settings, self.bridge, reason
+            run.run_id,
+            session_id,
+            scenario,
+            attempt,
+            run.settings,
+            self.bridge,
+            reason,
+            served_by=self.identity,
         )
         try:
             # A replay plays the user side itself (bridge_service.replay).
@@ -222,6 +238,18 @@ class RunExecutor:
             log.exception("%s attempt %d: dialling failed", scenario.name, attempt)
             detail = f"connector: {type(exc).__name__}: {exc}"
             return await record_unrun(self.writer, run, plan, StopReason.CONNECTOR_FAILED, detail)
+        if self.dispatch is not None and replayed is None:
+            try:
+                elsewhere = await self.dispatch.run_elsewhere(run, plan, endpoints, self.live)
+            except NotRun:
+                await close_endpoints(endpoints)
+                raise RunCancelled from None
+            except BaseException:
+                await close_endpoints(endpoints)
+                raise
+            if elsewhere is not None:
+                await close_endpoints(endpoints)  # redirected: their streams here end
+                return elsewhere
         try:
             session = Session(plan, endpoints[Side.USER], endpoints[Side.AGENT], self.writer)
         except BaseException:

@@ -46,6 +46,8 @@ class SessionSummary:
     #: "audio"/"text" and "real"/"virtual": how the session ran.
     modality: str = "audio"
     clock: str = "real"
+    #: The bridge process that served the attempt (``bridge_service.identity``), if recorded.
+    bridge: dict[str, object] | None = None
 
     @property
     def finished(self) -> bool:
@@ -53,7 +55,11 @@ class SessionSummary:
 
     @classmethod
     def from_record(
-        cls, s: SessionRecord, errors: list[str] | None = None, mode: SessionMode | None = None
+        cls,
+        s: SessionRecord,
+        errors: list[str] | None = None,
+        mode: SessionMode | None = None,
+        bridge: dict[str, object] | None = None,
     ) -> SessionSummary:
         mode = mode or SessionMode()
         return cls(
@@ -72,6 +78,7 @@ class SessionSummary:
             bot_errors=tuple(errors or ()),
             modality=mode.modality,
             clock=mode.clock,
+            bridge=bridge,
         )
 
 
@@ -149,6 +156,7 @@ def run_view(reader: RecordingReader, record: RunRecord, live: RunState | None) 
     """The run as GetRun, ListRuns and WatchRun report it, bot errors included."""
     sessions = reader.sessions(record.run_id)
     modes = reader.session_modes(record.run_id)
+    bridges = reader.session_bridges(record.run_id)
     latest = reader.latest_attempts(record.run_id)
     total = len(reader.run_scenarios(record.run_id))
     done = sum(1 for s in latest.values() if is_finished(s.stop_reason))
@@ -162,7 +170,12 @@ def run_view(reader: RecordingReader, record: RunRecord, live: RunState | None) 
         scenarios_done=live.done if live else done,
         vae_version=record.vae_version,
         sessions=[
-            SessionSummary.from_record(s, bot_errors(reader, s.session_id), modes.get(s.session_id))
+            SessionSummary.from_record(
+                s,
+                bot_errors(reader, s.session_id),
+                modes.get(s.session_id),
+                bridges.get(s.session_id),
+            )
             for s in sessions
         ],
         error=live.error if live else record.error,

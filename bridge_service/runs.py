@@ -26,13 +26,13 @@ from dataclasses import replace
 from typing import Any
 
 from bridge_service.config import BridgeSettings, RunSettings, StopReason
+from bridge_service.dispatch import LiveSession
 from bridge_service.pairing import PairingPool
 from bridge_service.replay.request import ReplayRequest, replay_options
 from bridge_service.run_exec import RunExecutor, Todo
 from bridge_service.run_model import Classification, RunState, RunView
 from bridge_service.run_outcome import kept_failure
 from bridge_service.run_queries import RunQueries
-from bridge_service.session import Session
 from bridge_service.tiers import check_tiers
 from bridge_service.trials import expand_trials
 from recordings import identifiers
@@ -70,7 +70,8 @@ class RunManager(RunQueries):
         super().__init__(writer, db_path)
         self.bridge = bridge
         self.vae_version = vae_version
-        self.live_sessions: dict[str, Session] = {}
+        #: Attempts running here or at a worker, for cancel, shutdown and storage failures.
+        self.live_sessions: dict[str, LiveSession] = {}
         self.pool = pool
         self.executor = RunExecutor(writer, pool, bridge, self.live_sessions)
         # Owned here, cancelled by shutdown(): ends everything on a storage failure.

@@ -7,6 +7,12 @@ and reflection on ``address`` (127.0.0.1:50051 by default; port 0 picks one),
 optionally with TLS and a bearer token (``vae.serving``). :meth:`stop` ends
 live sessions with reason ``shutdown`` (each still records its end and asks
 the bots for their final state), then stops the server and flushes the writer.
+
+With ``workers`` ≥ 2 this process is the front door of a bridge on every
+core (``bridge_service.workers``): after binding it starts that many worker
+processes on the same host and hands them the sessions of bots that follow
+redirects; :meth:`stop` ends every session first (the workers' too), then
+stops the workers, then itself.
 """
 
 from __future__ import annotations
@@ -22,11 +28,15 @@ from typing import Any
 import grpc
 
 from bridge_service.config import BridgeSettings
+from bridge_service.identity import BridgeIdentity
 from bridge_service.pairing import PairingPool
 from bridge_service.protocol_state import Undecodable
 from bridge_service.runs import RunManager
 from bridge_service.servicer import BridgeServicer
 from bridge_service.servicer_converse import ConverseHandler
+from bridge_service.workers.dispatch import WorkerDispatch
+from bridge_service.workers.pool import WorkerPool
+from bridge_service.workers.process import WorkerLaunch
 from recordings.locator import StoreRef, locate
 from recordings.writer import RecordingWriter, open_writer
 from vae import __version__
@@ -61,7 +71,7 @@ class _Capture:
         self.handlers.update(handlers)
 
 
-def register(servicer: BridgeServicer, server: grpc.aio.Server) -> None:
+def register(servicer: bridge_pb2_grpc.BridgeServiceServicer, server: grpc.aio.Server) -> None:
     """Add BridgeService, with a Converse deserializer that never raises.
 
     gRPC would end a stream whose bytes do not decode with an unexplained
@@ -91,11 +101,20 @@ class BridgeServer:
         *,
         tls: TlsFiles | None = None,
         token: str | None = None,
+        workers: int = 1,
+        event_loop: str = "asyncio",
+        log_level: str = "warning",
     ) -> None:
         self.db_path = locate(db_path)
         self.settings = settings or BridgeSettings()
         self.tls = tls
         self.token = token
+        #: Bridge processes serving sessions: 1 is this one alone; N >= 2 starts N workers.
+        self.worker_count = workers
+        self.event_loop = event_loop
+        self.log_level = log_level
+        self.workers: WorkerPool | None = None
+        self.identity = BridgeIdentity.of_this_process()
         self.pool = PairingPool()
         self._stack = contextlib.AsyncExitStack()
         self._server: RunningServer | None = None
@@ -115,6 +134,7 @@ class BridgeServer:
     async def start(self) -> BridgeServer:
         self.writer = await self._stack.enter_async_context(open_writer(self.db_path))
         self.runs = RunManager(self.writer, self.db_path, self.pool, self.settings, __version__)
+        self.runs.executor.identity = self.identity
         servicer = BridgeServicer(self.runs, ConverseHandler(self.pool, self.settings))
         try:
             self._server = await start_server(
@@ -128,6 +148,13 @@ class BridgeServer:
         except BaseException:
             await self._stack.aclose()
             raise
+        self.identity.address = self.address
+        if self.worker_count > 1:
+            try:
+                await self._start_workers()
+            except BaseException:
+                await self.stop()
+                raise
         # Everything alive now lives as long as the process: keep it out of the
         # cyclic GC's full collections, which otherwise pause every session's
         # clock for tens of ms each time they walk it.
@@ -136,9 +163,28 @@ class BridgeServer:
         log.info("bridge serving on %s (database %s)", self.address, self.db_path.display())
         return self
 
+    async def _start_workers(self) -> None:
+        assert self.runs is not None and self.writer is not None
+        launch = WorkerLaunch(
+            db_path=str(self.db_path),
+            host=self.address.rsplit(":", 1)[0],
+            front_door=self.address,
+            settings=self.settings,
+            tls=self.tls,
+            token=self.token,
+            event_loop=self.event_loop,
+            log_level=self.log_level,
+        )
+        self.workers = WorkerPool(self.worker_count, launch)
+        await self.workers.start()
+        self.runs.executor.dispatch = WorkerDispatch(self.workers, self.writer, self.db_path)
+
     async def stop(self, grace: float = 2.0) -> None:
         if self.runs is not None:
             await self.runs.shutdown()
+        if self.workers is not None:
+            await self.workers.stop()
+            self.workers = None
         if self._server is not None:
             await self._server.stop(grace)
             self._server = None
@@ -159,10 +205,21 @@ async def serve(
     tls: TlsFiles | None = None,
     token: str | None = None,
     ready: asyncio.Event | None = None,
+    workers: int = 1,
+    event_loop: str = "asyncio",
+    log_level: str = "warning",
 ) -> None:
     """Serve until SIGINT/SIGTERM, then shut down gracefully."""
     settings = replace(settings or BridgeSettings(), address=address)
-    server = BridgeServer(db_path, settings, tls=tls, token=token)
+    server = BridgeServer(
+        db_path,
+        settings,
+        tls=tls,
+        token=token,
+        workers=workers,
+        event_loop=event_loop,
+        log_level=log_level,
+    )
     await server.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -170,6 +227,11 @@ async def serve(
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
     print(f"vae bridge listening on {server.address}", flush=True)
+    if server.workers is not None:
+        shown = ", ".join(f"{w.label} pid {w.pid} port {w.port}" for w in server.workers.workers)
+        print(
+            f"  and {workers} worker processes for bots that follow redirects: {shown}", flush=True
+        )
     if ready is not None:
         ready.set()
     try:

@@ -13,6 +13,13 @@ the bot breaks the protocol while still waiting — the stream ends with
 naming the limit for a :class:`BotLimitError`); otherwise it ends OK after
 ``SessionEnded``. A bug ends it with ``INTERNAL`` and an error id
 (:func:`vae.status.internal_error`), never an unexplained ``UNKNOWN``.
+
+The same handler serves a worker process of ``--workers N``: there the
+waiting room is a ticket desk (``bridge_service.workers.tickets``), which
+admits a Join only with a ticket it issued — a forged one is
+``PERMISSION_DENIED``, a spent or expired one ``FAILED_PRECONDITION`` — and
+may release a waiting stream (its session gave up): it gets ``WaitTimeout``.
+A stream whose session runs at a worker gets ``Redirect`` and ends OK.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import Any
 
 import grpc
@@ -30,7 +38,7 @@ from bridge_service.converse_endpoint import GrpcEndpoint
 from bridge_service.convert import join_info
 from bridge_service.convert_tiers import join_capabilities
 from bridge_service.framing import negotiate
-from bridge_service.pairing import PairingPool, Waiting
+from bridge_service.pairing import TicketRefused, Waiting, WaitingRoom
 from bridge_service.protocol_state import ProtocolState, Undecodable
 from vae.bridge.v1 import bridge_pb2
 from vae.status import internal_error
@@ -52,7 +60,7 @@ async def _abort_for(context: Any, error: BotProtocolError) -> None:
 
 
 class ConverseHandler:
-    def __init__(self, pool: PairingPool, settings: BridgeSettings) -> None:
+    def __init__(self, pool: WaitingRoom, settings: BridgeSettings) -> None:
         self.pool = pool
         self.settings = settings
 
@@ -98,6 +106,15 @@ class ConverseHandler:
         except BotProtocolError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
             raise  # unreachable: abort raises
+        try:
+            self.pool.admit(first.join.ticket, side)
+        except TicketRefused as exc:
+            code = (
+                grpc.StatusCode.PERMISSION_DENIED
+                if exc.forged
+                else grpc.StatusCode.FAILED_PRECONDITION
+            )
+            await context.abort(code, str(exc))
         limit = self.settings.max_waiting_streams
         if self.pool.waiting() >= limit:
             await context.abort(
@@ -115,8 +132,9 @@ class ConverseHandler:
             ),
             framing,
             join_capabilities(first.join),
+            accepts_redirect=first.join.accepts_redirect,
         )
-        entry = Waiting(endpoint, first.join.run_filter)
+        entry = Waiting(endpoint, first.join.run_filter, ticket=first.join.ticket)
         wait_s = self.settings.wait_timeout_s
         await context.write(
             bridge_pb2.BridgeMessage(
@@ -129,6 +147,7 @@ class ConverseHandler:
         )
         log.info("stream %s joined as %s (%s %s)", entry.stream_id, side, bot.name, bot.version)
         left = asyncio.Event()
+        joined_at = time.monotonic()
         async with asyncio.TaskGroup() as tg:
             reader = tg.create_task(endpoint.read_loop(context, left))
             await self.pool.add(entry)
@@ -146,9 +165,13 @@ class ConverseHandler:
                     reader.cancel()
                     await _abort_for(context, endpoint.violation)
                 if not left.is_set():
+                    waited_s = wait_s
+                    if entry.released.is_set():  # let go early: say how long it really was
+                        waited_s = time.monotonic() - joined_at
+                    waited_ms = int(waited_s * 1000)
                     await context.write(
                         bridge_pb2.BridgeMessage(
-                            wait_timeout=bridge_pb2.WaitTimeout(waited_ms=int(wait_s * 1000))
+                            wait_timeout=bridge_pb2.WaitTimeout(waited_ms=waited_ms)
                         )
                     )
                 reader.cancel()
@@ -166,16 +189,18 @@ class ConverseHandler:
             await _abort_for(context, endpoint.error)
 
     async def _wait_for_session(self, entry: Waiting, left: asyncio.Event) -> bool:
-        """True once a session took the stream; False on timeout or if the bot left."""
+        """True once a session took the stream; False on timeout, release, or if the bot left."""
         assigned = asyncio.ensure_future(entry.assigned.wait())
         gone = asyncio.ensure_future(left.wait())
+        released = asyncio.ensure_future(entry.released.wait())
         try:
             await asyncio.wait(
-                [assigned, gone],
+                [assigned, gone, released],
                 timeout=self.settings.wait_timeout_s,
                 return_when=asyncio.FIRST_COMPLETED,
             )
         finally:
             assigned.cancel()
             gone.cancel()
+            released.cancel()
         return entry.assigned.is_set()

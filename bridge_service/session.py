@@ -101,6 +101,8 @@ class Session:
         await self.writer.put_session_mode(
             plan.session_id, modality=plan.settings.modality, clock=plan.settings.clock
         )
+        if plan.served_by is not None:
+            await self.writer.put_session_bridge(plan.session_id, plan.served_by.to_dict())
         try:
             async with asyncio.TaskGroup() as tg:
                 readers = [tg.create_task(io.read(side)) for side in (Side.USER, Side.AGENT)]

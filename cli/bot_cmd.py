@@ -136,6 +136,15 @@ async def _main(config: BotConfig) -> int:
     help="Scenario file or folder: for scenarios of the same name, play this side's "
     "script from here instead of the one the bridge sends (a changed agent).",
 )
+@click.option(
+    "--follow-redirects/--no-follow-redirects",
+    default=True,
+    show_default=True,
+    envvar="VAE_BOT_FOLLOW_REDIRECTS",
+    help="Let a bridge with worker processes (`vae bridge serve --workers N`) move this bot's"
+    " sessions to a worker (env VAE_BOT_FOLLOW_REDIRECTS); without it the bridge's own process"
+    " serves them.",
+)
 @token_option
 @log_level_option
 def bot_command(
@@ -156,6 +165,7 @@ def bot_command(
     name: str | None,
     tls_ca: Path | None,
     script_from: Path | None,
+    follow_redirects: bool,
     token: str | None,
     log_level: str,
 ) -> None:
@@ -228,6 +238,7 @@ def bot_command(
         tls_ca=tls_ca,
         max_sessions=sessions,
         synth=synth,
+        follow_redirects=follow_redirects,
     )
     try:
         sys.exit(asyncio.run(_main(config)))

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -27,6 +28,28 @@ WAIT_TIMEOUT_S = 300.0
 FINAL_STATE_TIMEOUT_S = 10.0
 
 log = logging.getLogger("vae.bridge")
+
+
+def cores() -> int:
+    """The cores this process may run on (what `--workers auto` means)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def parse_workers(ctx: click.Context, param: click.Parameter, value: Any) -> int:
+    """--workers: an integer of at least 1, or `auto` (one per core); else a usage error."""
+    text = str(value).strip().lower()
+    if text == "auto":
+        return cores()
+    try:
+        number = int(text)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is neither a number nor 'auto'") from None
+    if number < 1:
+        raise click.BadParameter(f"{number} is below 1: give 1 or more, or 'auto'")
+    return number
 
 
 @click.group("bridge")
@@ -70,6 +93,17 @@ def bridge_group() -> None:
     help="asyncio's own loop, uvloop (pip install 'vae[fast]'), or uvloop when installed"
     " (env VAE_EVENT_LOOP).",
 )
+@click.option(
+    "--workers",
+    callback=parse_workers,
+    metavar="N|auto",
+    default="1",
+    show_default=True,
+    envvar="VAE_WORKERS",
+    help="Bridge processes serving sessions: 1 is one process; N >= 2 adds N worker processes"
+    " behind the same address (bots that follow redirects are spread over them); 'auto' ="
+    " one per core (env VAE_WORKERS).",
+)
 @log_level_option
 @store_errors
 def serve_command(
@@ -81,6 +115,7 @@ def serve_command(
     wait_timeout: float,
     final_state_timeout: float,
     event_loop: str,
+    workers: int,
     log_level: str,
 ) -> None:
     """Serve BridgeService (with gRPC health and reflection) until interrupted.
@@ -88,13 +123,22 @@ def serve_command(
     On SIGINT/SIGTERM live sessions end with reason `shutdown`, each still
     records its end, and the database is flushed before exit.
 
+    With --workers N (N >= 2) this process stays on the address and keeps run
+    control and pairing; N worker processes on the same host serve the
+    sessions of bots that follow redirects (the reference bots do), both bots
+    of a session always in one process. Other clients are served as before.
+    A worker that dies is restarted; its sessions end `worker_lost` and are
+    retried.
+
     \b
     Examples:
       vae bridge serve --db vae.db
+      vae bridge serve --db vae.db --workers auto
       vae bridge serve --address 0.0.0.0:50051 --token "$SECRET" --tls-cert c.pem --tls-key k.pem
     """
     from bridge_service.config import BridgeSettings
     from bridge_service.server import serve
+    from bridge_service.workers.process import WorkerStartError
     from vae.serving import TlsFiles
 
     setup_logging(log_level)
@@ -110,9 +154,21 @@ def serve_command(
         name, _ = loops.loop_factory(event_loop)
         log.info("event loop: %s", name)
         loops.run(
-            serve(db_path, address, settings=settings, tls=tls, token=token or None), event_loop
+            serve(
+                db_path,
+                address,
+                settings=settings,
+                tls=tls,
+                token=token or None,
+                workers=workers,
+                event_loop=event_loop,
+                log_level=log_level,
+            ),
+            event_loop,
         )
     except loops.EventLoopError as exc:
         raise click.UsageError(str(exc)) from exc
+    except WorkerStartError as exc:
+        raise click.ClickException(f"cannot start the bridge's workers: {exc}") from exc
     except (OSError, RuntimeError) as exc:
         raise click.ClickException(f"cannot serve on {address}: {exc}") from exc

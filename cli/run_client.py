@@ -51,9 +51,24 @@ def summary_rows(run: bridge_pb2.Run) -> list[dict[str, Any]]:
             "stop_detail": s.stop_detail,
             "finished": s.finished,
             "bot_errors": list(s.bot_errors),
+            "bridge": bridge_json(s),
         }
         for s in run.sessions
     ]
+
+
+def bridge_json(s: bridge_pb2.SessionSummary) -> dict[str, Any] | None:
+    """The bridge process that served the attempt, as `vae runs show --json` gives it."""
+    if not s.HasField("bridge"):
+        return None
+    b = s.bridge
+    return {
+        "host": b.host,
+        "pid": b.pid,
+        "address": b.address,
+        "worker": b.worker if b.HasField("worker") else None,
+        "front_door": b.front_door,
+    }
 
 
 def _run_json(run: bridge_pb2.Run) -> dict[str, Any]:

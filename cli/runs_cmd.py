@@ -74,7 +74,10 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
     """Show RUN (exact id or unique prefix): options and every attempt of every scenario.
 
     Each attempt's session id is listed: that is what `--session` takes in
-    `vae rescore` and `vae export`.
+    `vae rescore` and `vae export`. The `bridge` column names the bridge
+    process that served it (`worker 2 pid 4242` under `vae bridge serve
+    --workers N`); `--json` gives it as an object per session (host, pid,
+    address, worker, front_door), null when not recorded.
 
     \b
     Examples:
@@ -94,6 +97,7 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
         assert record is not None
         replayed = replayed_from(reader, run_id)
         modes = reader.session_modes(run_id)
+        bridges = reader.session_bridges(run_id)
         rows = [
             {
                 "scenario": s.scenario_name,
@@ -113,6 +117,7 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
                 "clock": reader.session_clock(s.session_id),
                 "modality": modes[s.session_id].modality,
                 "clock_kind": modes[s.session_id].clock,
+                "bridge": bridges.get(s.session_id),
             }
             for s in reader.sessions(run_id)
         ]
@@ -149,9 +154,19 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
     for row in rows:
         row["tick_late_ms"] = _tick_late(row.pop("clock"))
         row["mode"] = f"{row['modality']}/{row['clock_kind']}"
-    click.echo(dict_table(rows, ["session_id", *COLUMNS, "mode", "tick_late_ms"]))
+        row["bridge"] = _bridge(row["bridge"])
+    click.echo(dict_table(rows, ["session_id", *COLUMNS, "mode", "tick_late_ms", "bridge"]))
     for line in run_summary.notes(run_id, str(record.status), record.error, rows):
         click.echo(line)
+
+
+def _bridge(bridge: Any) -> str:
+    """The serving process as ``worker 2 pid 4242`` or ``bridge pid 4240`` ('' when unknown)."""
+    if not isinstance(bridge, dict):
+        return ""
+    worker = bridge.get("worker")
+    who = f"worker {worker}" if worker is not None else "bridge"
+    return f"{who} pid {bridge.get('pid', '?')}"
 
 
 def _tick_late(clock: Any) -> str:

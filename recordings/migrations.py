@@ -205,6 +205,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         """,
     ),
     Migration(
+        "0011_session_bridge",
+        # Which bridge process served each attempt (host, pid, address, worker):
+        # a JSON object, shown by `vae runs show` and GetRun.
+        """
+        ALTER TABLE sessions ADD COLUMN bridge_json TEXT
+        """,
+    ),
+    Migration(
         "0013_session_modality",
         # How the session's bots talked (audio or text) and on which clock
         # (real or virtual): `vae runs show`, the report and the scorer's

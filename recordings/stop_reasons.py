@@ -86,6 +86,12 @@ TABLE: tuple[StopReasonInfo, ...] = (
         "only bots that did not declare the run's text or virtual-clock support were waiting",
         _RERUN,
     ),
+    StopReasonInfo(
+        "worker_lost",
+        False,
+        "the bridge worker process serving the session died or was stopped mid-call",
+        _RERUN,
+    ),
 )
 
 BY_NAME: dict[str, StopReasonInfo] = {info.name: info for info in TABLE}

@@ -161,6 +161,12 @@ class RecordingWriter(ScoringWriter, LabelWriter):
             "UPDATE sessions SET clock_json = ? WHERE session_id = ?", (dumps(clock), session_id)
         )
 
+    async def put_session_bridge(self, session_id: str, bridge: dict[str, object]) -> None:
+        """Record which bridge process served the attempt (host, pid, address, worker)."""
+        await self.execute(
+            "UPDATE sessions SET bridge_json = ? WHERE session_id = ?", (dumps(bridge), session_id)
+        )
+
     async def add_events(self, events: Sequence[EventRecord]) -> None:
         await self.executemany(
             "INSERT INTO events (session_id, side, kind, bridge_ns, bot_ns, payload_json)"

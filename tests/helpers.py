@@ -77,16 +77,17 @@ def count(db: Path, sql: str) -> int:
 
 
 async def start_bridge(
-    db: Path, address: str = "127.0.0.1:0", limit_s: float = 20.0
+    db: Path, address: str = "127.0.0.1:0", limit_s: float = 20.0, *extra: str
 ) -> tuple[asyncio.subprocess.Process, str]:
     """`vae bridge serve` in its own process; returns it and the address it prints.
 
     On the default ``127.0.0.1:0`` the kernel picks the port, so parallel tests
     never race for one; pass the returned address to restart on the same port.
+    ``extra`` options are passed on (e.g. ``--workers 2``).
     """
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "cli.main", "bridge", "serve", "--address", address,
-        "--db", str(db), "--log-level", "warning", "--final-state-timeout", "2",
+        "--db", str(db), "--log-level", "warning", "--final-state-timeout", "2", *extra,
         cwd=ROOT,
         stdout=asyncio.subprocess.PIPE,
     )  # fmt: skip

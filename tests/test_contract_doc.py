@@ -55,6 +55,10 @@ RULES = [
     ("`CLOCK_STALLED`", "STOP_REASON_CLOCK_STALLED"),
     ("`BOT_UNSUPPORTED`", "STOP_REASON_BOT_UNSUPPORTED"),
     ("`ClockAck.audio`", "vae.common.v1.AudioChunk audio = 3"),
+    ("`accepts_redirect` (230)", "bool accepts_redirect = 230"),
+    ("`ticket` (231)", "string ticket = 231"),
+    ("**host you dialled the bridge with**", "to the *host you dialled*"),
+    ("`WORKER_LOST`", "STOP_REASON_WORKER_LOST"),
 ]
 
 

@@ -9,6 +9,11 @@ time (so the benchmark reports the generator's cost beside the bridge's).
 ``--kind heavy`` plays the disruptive sessions of ``--heavy`` instead: one
 whose user bot sends a 64 MB final state, one whose user floods audio at
 ``--flood-x`` times real time.
+
+The bots follow redirects (``Join.accepts_redirect``): against a bridge
+started with ``--workers N`` each pair is sent to one worker process and
+conversed there (one channel per worker address per generator process);
+``--no-redirects`` keeps them on the bridge's own process.
 """
 
 from __future__ import annotations
@@ -58,19 +63,23 @@ class Bot:
     frames: list[tuple[int, bytes]] = field(default_factory=list)
     session_id: str = ""
     out: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
+    #: Where the session ran: 0 for the bridge's own process, else a worker's port.
+    port: int = 0
 
-    async def requests(self, run_id: str) -> Any:
-        yield bridge_pb2.BotMessage(
-            join=bridge_pb2.Join(
-                role=self.role,  # type: ignore[arg-type]
-                bot=common_pb2.BotInfo(name="bench", version="1"),
-                send_format=fmt(),
-                receive_format=fmt(),
-                run_filter=run_id,
-                frame_ms=self.frame_ms,
-                frames_per_message=self.per_message,
-            )
+    async def requests(self, run_id: str, redirects: bool, ticket: str = "") -> Any:
+        join = bridge_pb2.Join(
+            role=self.role,  # type: ignore[arg-type]
+            bot=common_pb2.BotInfo(name="bench", version="1"),
+            send_format=fmt(),
+            receive_format=fmt(),
+            run_filter=run_id,
+            frame_ms=self.frame_ms,
+            frames_per_message=self.per_message,
         )
+        if redirects or ticket:  # fields a bridge before workers does not know: unset
+            join.accepts_redirect = not ticket
+            join.ticket = ticket
+        yield bridge_pb2.BotMessage(join=join)
         while (msg := await self.out.get()) is not None:
             yield msg
 
@@ -107,9 +116,20 @@ class Bot:
             )
         await self.out.put(bridge_pb2.BotMessage(final_state=bridge_pb2.FinalState(done=True)))
 
-    async def run(self, stub: Any, run_id: str) -> None:
+    async def run(self, stub: Any, run_id: str, at_port: Any = None) -> None:
+        """Play one session; ``at_port(port)`` gives a stub for a worker (None: no redirects)."""
+        redirect = await self._converse(stub, self.requests(run_id, at_port is not None))
+        if redirect is not None:
+            self.out = asyncio.Queue()
+            self.port = redirect.port
+            ticket = redirect.ticket
+            await self._converse(at_port(redirect.port), self.requests(run_id, False, ticket))
+
+    async def _converse(self, stub: Any, requests: Any) -> Any:
+        """One stream: play what comes; the Redirect if one came instead of a session."""
         speaker: asyncio.Task[None] | None = None
-        async for msg in stub.Converse(self.requests(run_id)):
+        redirect = None
+        async for msg in stub.Converse(requests):
             which = msg.WhichOneof("message")
             if which == "audio":
                 self.frames.append((time.time_ns(), msg.audio.pcm))
@@ -118,9 +138,12 @@ class Bot:
                 speaker = asyncio.create_task(self.speak())
             elif which == "session_ending":
                 await self.send_final_state()
+            elif which == "redirect":
+                redirect = msg.redirect
         await self.out.put(None)
         if speaker is not None:
             speaker.cancel()
+        return redirect
 
 
 def analyse(receiver: Bot, sender: Bot) -> dict[str, Any]:
@@ -176,9 +199,22 @@ async def play(args: argparse.Namespace) -> dict[str, Any]:
         runs = [args.run] * len(bots)
     cpu0 = time.process_time()  # the generator's cost from here on, not its imports
     print("ready", file=sys.stderr, flush=True)
-    async with grpc.aio.insecure_channel(args.address, options=OPTIONS) as channel:
-        stub = bridge_pb2_grpc.BridgeServiceStub(channel)
-        await asyncio.gather(*(b.run(stub, r) for b, r in zip(bots, runs, strict=True)))
+    host = args.address.rsplit(":", 1)[0]
+    workers: dict[int, grpc.aio.Channel] = {}
+
+    def at_port(port: int) -> Any:
+        if port not in workers:
+            workers[port] = grpc.aio.insecure_channel(f"{host}:{port}", options=OPTIONS)
+        return bridge_pb2_grpc.BridgeServiceStub(workers[port])
+
+    follow = None if args.no_redirects else at_port
+    try:
+        async with grpc.aio.insecure_channel(args.address, options=OPTIONS) as channel:
+            stub = bridge_pb2_grpc.BridgeServiceStub(channel)
+            await asyncio.gather(*(b.run(stub, r, follow) for b, r in zip(bots, runs, strict=True)))
+    finally:
+        for worker in workers.values():
+            await worker.close()
     sessions: dict[str, list[Bot]] = {}
     for b in bots:
         sessions.setdefault(b.session_id, []).append(b)
@@ -192,6 +228,8 @@ async def play(args: argparse.Namespace) -> dict[str, Any]:
         "cpu_s": time.process_time() - cpu0,
         # Messages through the bridge for these bots: chunks in, audio messages out.
         "messages": sum(len(b.sent_ns) + len(b.frames) for b in bots),
+        # Bots per process that served them (0: the bridge's own; else a worker's port).
+        "by_port": {str(p): sum(1 for b in bots if b.port == p) for p in {b.port for b in bots}},
     }
 
 
@@ -207,6 +245,7 @@ def main() -> None:
     parser.add_argument("--frames-per-message", type=int, default=0)
     parser.add_argument("--final-state-mb", type=int, default=64)
     parser.add_argument("--flood-x", type=float, default=100.0)
+    parser.add_argument("--no-redirects", action="store_true", help="never follow a Redirect")
     args = parser.parse_args()
     print(json.dumps(asyncio.run(play(args))))
 

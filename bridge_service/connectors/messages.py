@@ -202,6 +202,21 @@ class ClockTickOut:
     session_ms: int
 
 
+@dataclass(frozen=True, slots=True)
+class RedirectOut:
+    """To a gRPC bot that accepts redirects: its session runs at a worker process.
+
+    Not part of :data:`BridgeOutput`: only the gRPC stream adapter
+    (``bridge_service.converse_endpoint``) carries it, never a session or a connector.
+    """
+
+    port: int
+    ticket: str
+    worker: str
+    arrive_within_ms: int
+    session_id: str
+
+
 BridgeOutput = (
     SessionStartInfo
     | PeerAudio

@@ -40,6 +40,8 @@ class Received:
     ending: Any = None
     ended: Any = None
     wait_timeout: Any = None
+    #: A Redirect to a worker (bridges started with --workers N).
+    redirect: Any = None
     status: grpc.StatusCode | None = None
     details: str = ""
 
@@ -210,6 +212,9 @@ class TestBot:
                     self.got.ended = msg.session_ended
                 elif which == "wait_timeout":
                     self.got.wait_timeout = msg.wait_timeout
+                elif which == "redirect":
+                    self.got.redirect = msg.redirect
+                    await self._out.put(None)  # half-close, as the contract asks
             self.got.status = grpc.StatusCode.OK
         except grpc.aio.AioRpcError as exc:
             self.got.status = exc.code()

@@ -126,6 +126,12 @@ class _StopReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_StopReason
     something they cannot follow. The detail names the role, the bots and the
     field. Unfinished: a resume runs it again.
     """
+    STOP_REASON_WORKER_LOST: _StopReason.ValueType  # 16
+    """The worker process of a bridge started with --workers that served the
+    session died or was stopped on its own mid-session (killed, crashed,
+    SIGTERM) while the bridge stayed up. Unfinished: retried automatically
+    and by a resume.
+    """
 
 class StopReason(_StopReason, metaclass=_StopReasonEnumTypeWrapper):
     """Why a session ended."""
@@ -182,6 +188,12 @@ only bots of a role that did not declare it (Join.supports_text,
 Join.supports_virtual_clock) were waiting: the session was never run on
 something they cannot follow. The detail names the role, the bots and the
 field. Unfinished: a resume runs it again.
+"""
+STOP_REASON_WORKER_LOST: StopReason.ValueType  # 16
+"""The worker process of a bridge started with --workers that served the
+session died or was stopped on its own mid-session (killed, crashed,
+SIGTERM) while the bridge stayed up. Unfinished: retried automatically
+and by a resume.
 """
 Global___StopReason: _TypeAlias = StopReason  # noqa: Y015
 
@@ -365,6 +377,7 @@ class BridgeMessage(_message.Message):
     WAIT_TIMEOUT_FIELD_NUMBER: _builtins.int
     TEXT_FIELD_NUMBER: _builtins.int
     CLOCK_TICK_FIELD_NUMBER: _builtins.int
+    REDIRECT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def joined(self) -> Global___Joined: ...
     @_builtins.property
@@ -418,6 +431,13 @@ class BridgeMessage(_message.Message):
         message is a step.)
         """
 
+    @_builtins.property
+    def redirect(self) -> Global___Redirect:
+        """Only to a bot that set Join.accepts_redirect, instead of SessionStart:
+        its session runs in another process of this bridge. The bridge closes
+        this stream right after (OK).
+        """
+
     def __init__(
         self,
         *,
@@ -432,12 +452,13 @@ class BridgeMessage(_message.Message):
         wait_timeout: Global___WaitTimeout | None = ...,
         text: Global___TextTurn | None = ...,
         clock_tick: Global___ClockTick | None = ...,
+        redirect: Global___Redirect | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "clock_tick", b"clock_tick", "joined", b"joined", "message", b"message", "notice", b"notice", "peer_event", b"peer_event", "session_ended", b"session_ended", "session_ending", b"session_ending", "session_start", b"session_start", "state_sync", b"state_sync", "text", b"text", "wait_timeout", b"wait_timeout"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "clock_tick", b"clock_tick", "joined", b"joined", "message", b"message", "notice", b"notice", "peer_event", b"peer_event", "redirect", b"redirect", "session_ended", b"session_ended", "session_ending", b"session_ending", "session_start", b"session_start", "state_sync", b"state_sync", "text", b"text", "wait_timeout", b"wait_timeout"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "clock_tick", b"clock_tick", "joined", b"joined", "message", b"message", "notice", b"notice", "peer_event", b"peer_event", "session_ended", b"session_ended", "session_ending", b"session_ending", "session_start", b"session_start", "state_sync", b"state_sync", "text", b"text", "wait_timeout", b"wait_timeout"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "clock_tick", b"clock_tick", "joined", b"joined", "message", b"message", "notice", b"notice", "peer_event", b"peer_event", "redirect", b"redirect", "session_ended", b"session_ended", "session_ending", b"session_ending", "session_start", b"session_start", "state_sync", b"state_sync", "text", b"text", "wait_timeout", b"wait_timeout"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["joined", "session_start", "audio", "peer_event", "state_sync", "notice", "session_ending", "session_ended", "wait_timeout", "text", "clock_tick"]  # noqa: Y015
+    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["joined", "session_start", "audio", "peer_event", "state_sync", "notice", "session_ending", "session_ended", "wait_timeout", "text", "clock_tick", "redirect"]  # noqa: Y015
     _WhichOneofArgType_message: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_message) -> _WhichOneofReturnType_message | None: ...
 
@@ -458,6 +479,8 @@ class Join(_message.Message):
     FRAMES_PER_MESSAGE_FIELD_NUMBER: _builtins.int
     SUPPORTS_TEXT_FIELD_NUMBER: _builtins.int
     SUPPORTS_VIRTUAL_CLOCK_FIELD_NUMBER: _builtins.int
+    ACCEPTS_REDIRECT_FIELD_NUMBER: _builtins.int
+    TICKET_FIELD_NUMBER: _builtins.int
     role: _common_pb2.Role.ValueType
     run_filter: _builtins.str
     """Only take sessions of this run: the exact run id, not a prefix (empty:
@@ -483,6 +506,21 @@ class Join(_message.Message):
     CLOCK_KIND_VIRTUAL): it answers every step with ClockAck. A run on the
     virtual clock pairs only bots that declare it.
     """
+    accepts_redirect: _builtins.bool
+    """This bot follows a Redirect: the bridge may then hand its session to one
+    of its worker processes (see Redirect). False (the default, and every
+    client written before redirects existed) keeps the whole session on this
+    stream.
+    """
+    ticket: _builtins.str
+    """Only on the Join of a stream opened because of a Redirect: its ticket.
+    A ticket is good for one stream, for the session it was issued for, and
+    only at the worker that issued it. An unknown (forged) ticket is refused
+    with PERMISSION_DENIED; one already used, or whose session stopped
+    waiting for this bot, with FAILED_PRECONDITION (join the bridge's public
+    address again). A bridge without workers refuses any ticket with
+    FAILED_PRECONDITION.
+    """
     @_builtins.property
     def bot(self) -> _common_pb2.BotInfo: ...
     @_builtins.property
@@ -505,10 +543,12 @@ class Join(_message.Message):
         frames_per_message: _builtins.int = ...,
         supports_text: _builtins.bool = ...,
         supports_virtual_clock: _builtins.bool = ...,
+        accepts_redirect: _builtins.bool = ...,
+        ticket: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "receive_format", b"receive_format", "send_format", b"send_format"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "frame_ms", b"frame_ms", "frames_per_message", b"frames_per_message", "receive_format", b"receive_format", "role", b"role", "run_filter", b"run_filter", "send_format", b"send_format", "supports_text", b"supports_text", "supports_virtual_clock", b"supports_virtual_clock"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepts_redirect", b"accepts_redirect", "bot", b"bot", "frame_ms", b"frame_ms", "frames_per_message", b"frames_per_message", "receive_format", b"receive_format", "role", b"role", "run_filter", b"run_filter", "send_format", b"send_format", "supports_text", b"supports_text", "supports_virtual_clock", b"supports_virtual_clock", "ticket", b"ticket"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -546,6 +586,52 @@ class Joined(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Joined: _TypeAlias = Joined  # noqa: Y015
+
+@_typing.final
+class Redirect(_message.Message):
+    """The session this bot was paired into runs in a worker process of the
+    bridge. Send nothing more on this stream and half-close it; open a new
+    Converse stream to the *host you dialled* (the same name or address, so TLS
+    verification is unchanged) at `port`, with the same credentials (TLS,
+    token), and send Join again (the same fields) with `ticket` set. The worker
+    answers Joined and, once both bots of the session arrived, SessionStart.
+    A bot that does not arrive within arrive_within_ms leaves its session
+    unrun (STOP_REASON_PEER_NEVER_JOINED; its peer gets WaitTimeout).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PORT_FIELD_NUMBER: _builtins.int
+    TICKET_FIELD_NUMBER: _builtins.int
+    WORKER_FIELD_NUMBER: _builtins.int
+    ARRIVE_WITHIN_MS_FIELD_NUMBER: _builtins.int
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    port: _builtins.int
+    """The worker's port, on the host the bot dialled."""
+    ticket: _builtins.str
+    """One-time ticket for Join.ticket at that worker."""
+    worker: _builtins.str
+    """Which worker (for logs), e.g. "worker 1"."""
+    arrive_within_ms: _builtins.int
+    """How long the worker waits for this bot, in ms (the run's pairing timeout)."""
+    session_id: _builtins.str
+    """The session this ticket is for (for logs)."""
+    def __init__(
+        self,
+        *,
+        port: _builtins.int = ...,
+        ticket: _builtins.str = ...,
+        worker: _builtins.str = ...,
+        arrive_within_ms: _builtins.int = ...,
+        session_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arrive_within_ms", b"arrive_within_ms", "port", b"port", "session_id", b"session_id", "ticket", b"ticket", "worker", b"worker"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Redirect: _TypeAlias = Redirect  # noqa: Y015
 
 @_typing.final
 class SessionStart(_message.Message):
@@ -1384,6 +1470,7 @@ class SessionSummary(_message.Message):
     FINISHED_FIELD_NUMBER: _builtins.int
     MODALITY_FIELD_NUMBER: _builtins.int
     CLOCK_FIELD_NUMBER: _builtins.int
+    BRIDGE_FIELD_NUMBER: _builtins.int
     stop_reason: Global___StopReason.ValueType
     clean_exit: _builtins.bool
     user_turns: _builtins.int
@@ -1408,6 +1495,12 @@ class SessionSummary(_message.Message):
         refused input), oldest first, each prefixed with the side.
         """
 
+    @_builtins.property
+    def bridge(self) -> Global___BridgeProcess:
+        """The bridge process that served this attempt (unset when not recorded,
+        e.g. attempts recorded by an older vae, or imported).
+        """
+
     def __init__(
         self,
         *,
@@ -1424,14 +1517,56 @@ class SessionSummary(_message.Message):
         finished: _builtins.bool = ...,
         modality: _common_pb2.Modality.ValueType = ...,
         clock: _common_pb2.ClockKind.ValueType = ...,
+        bridge: Global___BridgeProcess | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["session", b"session"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bridge", b"bridge", "session", b"session"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_turns", b"agent_turns", "bot_errors", b"bot_errors", "clean_exit", b"clean_exit", "clock", b"clock", "duration_s", b"duration_s", "finished", b"finished", "modality", b"modality", "retry_reason", b"retry_reason", "session", b"session", "status", b"status", "stop_detail", b"stop_detail", "stop_reason", b"stop_reason", "user_turns", b"user_turns"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_turns", b"agent_turns", "bot_errors", b"bot_errors", "bridge", b"bridge", "clean_exit", b"clean_exit", "clock", b"clock", "duration_s", b"duration_s", "finished", b"finished", "modality", b"modality", "retry_reason", b"retry_reason", "session", b"session", "status", b"status", "stop_detail", b"stop_detail", "stop_reason", b"stop_reason", "user_turns", b"user_turns"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SessionSummary: _TypeAlias = SessionSummary  # noqa: Y015
+
+@_typing.final
+class BridgeProcess(_message.Message):
+    """One bridge process, as recorded with each attempt it served."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HOST_FIELD_NUMBER: _builtins.int
+    PID_FIELD_NUMBER: _builtins.int
+    ADDRESS_FIELD_NUMBER: _builtins.int
+    WORKER_FIELD_NUMBER: _builtins.int
+    FRONT_DOOR_FIELD_NUMBER: _builtins.int
+    host: _builtins.str
+    """The machine's host name."""
+    pid: _builtins.int
+    address: _builtins.str
+    """The address the process served bots on (a worker's own port)."""
+    worker: _builtins.int
+    """Which worker (1..N) of a bridge started with --workers N; unset for the
+    process on the public address (the front door, or a bridge without workers).
+    """
+    front_door: _builtins.str
+    """For a worker: the public address of its bridge (the front door)."""
+    def __init__(
+        self,
+        *,
+        host: _builtins.str = ...,
+        pid: _builtins.int = ...,
+        address: _builtins.str = ...,
+        worker: _builtins.int | None = ...,
+        front_door: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_worker", b"_worker", "worker", b"worker"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_worker", b"_worker", "address", b"address", "front_door", b"front_door", "host", b"host", "pid", b"pid", "worker", b"worker"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__worker: _TypeAlias = _typing.Literal["worker"]  # noqa: Y015
+    _WhichOneofArgType__worker: _TypeAlias = _typing.Literal["_worker", b"_worker"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__worker) -> _WhichOneofReturnType__worker | None: ...
+
+Global___BridgeProcess: _TypeAlias = BridgeProcess  # noqa: Y015
 
 @_typing.final
 class Run(_message.Message):

@@ -87,6 +87,14 @@ class BridgeServiceServicer:
         bot    -> half-close                  (then the bridge closes the stream)
         A stream that waits too long for a session gets WaitTimeout and is closed.
 
+        A bridge serving with several worker processes (`vae bridge serve
+        --workers N`) may answer a bot that set Join.accepts_redirect with a
+        Redirect instead of SessionStart: the bot half-closes, opens a new
+        Converse stream on the same host it dialled at port Redirect.port, and
+        sends Join again with Join.ticket = Redirect.ticket; the session then runs
+        there exactly as described here. A bot that does not set accepts_redirect
+        never gets one. docs/contract.md ("Redirects") has the details.
+
         The state machine (enforced; a transition happens when the bridge queues
         the message, so a bot that only reacts to what it received never races):
 

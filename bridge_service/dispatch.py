@@ -1,0 +1,51 @@
+"""The seam where a run decides where an attempt runs: here, or in another process.
+
+Why a seam: the run executor (``run_exec``) owns scheduling, retries and
+progress; *where* a paired session's audio flows is a separate decision. A
+:class:`Dispatch` is handed each attempt once its bots are paired and either
+runs it elsewhere — today on one of this bridge's worker processes
+(``bridge_service.workers.dispatch``); a shared session queue of several
+bridges could implement the same — returning the recorded result, or
+returns None having touched nothing, and the executor runs it here.
+
+Whatever runs an attempt registers a :class:`LiveSession` with the run, so a
+cancel, a shutdown or a storage failure reaches it wherever it runs.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from bridge_service.config import StopReason
+from bridge_service.connectors.base import SideEndpoint
+from bridge_service.plan import SessionPlan
+from bridge_service.run_model import RunState
+from bridge_service.session import SessionResult
+from recordings.models import Side
+
+
+class NotRun(Exception):
+    """The attempt was ended (cancel, shutdown) before it started: nothing was recorded."""
+
+
+class LiveSession(Protocol):
+    """A running attempt, as the run manager reaches it (cancel, shutdown)."""
+
+    @property
+    def plan(self) -> SessionPlan: ...
+
+    def request_end(self, reason: StopReason, detail: str = "") -> None: ...
+
+
+class Dispatch(Protocol):
+    async def run_elsewhere(
+        self,
+        run: RunState,
+        plan: SessionPlan,
+        endpoints: dict[Side, SideEndpoint],
+        live: dict[str, LiveSession],
+    ) -> SessionResult | None:
+        """Run the attempt in another process and return its result (announced to the
+        run's watchers); None when it cannot, with the endpoints untouched. Raise
+        :class:`NotRun` when it was ended before it started."""
+        ...
