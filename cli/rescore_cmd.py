@@ -34,6 +34,7 @@ from cli.rescore_opts import judge_options, scoring_config
 
 if TYPE_CHECKING:
     from scorer_service.aggregate import SessionOutcome
+    from scorer_service.ray_runner import RayRunner
 
 #: scorer_service.config.END_POLICIES, repeated so that --help imports no service
 #: (tests/cli/test_cli_startup.py checks they agree).
@@ -126,6 +127,16 @@ def _progress(disable: bool | None) -> tuple[Any, Any]:
     envvar="VAE_TLS_CA",
     help="CA certificate of a TLS scorer (env VAE_TLS_CA).",
 )
+@click.option(
+    "--ray",
+    "ray_address",
+    default=None,
+    metavar="ADDRESS",
+    envvar="VAE_RAY",
+    help="Score the sessions as Ray tasks: auto (the Ray instance this machine runs, else one "
+    "started for this rescore), local, HOST:PORT of a Ray head or ray://HOST:PORT "
+    "(env VAE_RAY; needs pip install 'vae[ray]'). Default: in this process.",
+)
 @db_option
 @token_option
 @json_option
@@ -148,6 +159,7 @@ def rescore_command(**kw: Any) -> None:
       vae rescore --run 2026-12 --db vae.db --overrides overrides.yaml --label new-asserts
       vae rescore --run 2026-12 --db vae.db --judge-model my-judge \
           --judge-base-url http://127.0.0.1:8000/v1
+      vae rescore --run 2026-12 --db vae.db --no-judge --allow-unscored --ray auto
     """
     import asyncio
 
@@ -163,6 +175,7 @@ def rescore_command(**kw: Any) -> None:
     setup_logging(kw["log_level"])
     config = scoring_config(kw)
     mode = "append" if kw["append"] else "overwrite"
+    runner = _ray_runner(kw)
     bar, update = _progress(disable=kw["as_json"] or None)
     try:
         if kw["scorer_addr"]:
@@ -187,6 +200,7 @@ def rescore_command(**kw: Any) -> None:
                     mode=mode,
                     session_ids=kw["session_ids"],
                     on_progress=update,
+                    runner=runner,
                 )
             )
             scoring, outcomes = result.scoring, result.sessions
@@ -197,6 +211,9 @@ def rescore_command(**kw: Any) -> None:
 
         click.echo(rescore_verdict.judge_unusable_line(str(exc)), err=True)
         sys.exit(1)
+    except Exception as exc:
+        _ray_failure(exc)
+        raise
     except grpc.aio.AioRpcError as exc:
         if exc.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT):
             raise click.UsageError(exc.details() or str(exc.code())) from exc
@@ -206,6 +223,8 @@ def rescore_command(**kw: Any) -> None:
         sys.exit(1)
     finally:
         bar.close()
+        if runner is not None:
+            runner.close()
     emit_scoring(scoring, outcomes, kw["as_json"])
     from cli import rescore_verdict
 
@@ -219,4 +238,37 @@ def rescore_command(**kw: Any) -> None:
         not isinstance(rate, float | int) or rate < kw["fail_under"]
     ):
         click.echo(f"success rate {rate} is below --fail-under {kw['fail_under']}", err=True)
+        sys.exit(1)
+
+
+def _ray_runner(kw: dict[str, Any]) -> RayRunner | None:
+    """The Ray runner ``--ray`` asks for (None without it); bad input exits before any work."""
+    address = kw["ray_address"]
+    if not address:
+        return None
+    if kw["scorer_addr"]:
+        raise click.UsageError(
+            "--ray scores in this process; a scorer service scores on Ray when started with "
+            "`vae scorer serve --ray ADDRESS`"
+        )
+    from scorer_service.ray_connect import RayAddressError, parse_address, require_ray
+    from scorer_service.ray_runner import RayRunner
+
+    try:
+        parse_address(address)
+        require_ray()
+    except RayAddressError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except Exception as exc:
+        _ray_failure(exc)
+        raise
+    return RayRunner(address)
+
+
+def _ray_failure(exc: Exception) -> None:
+    """Exit 1 with one line for an error of scoring on Ray (returns for any other error)."""
+    from scorer_service.ray_connect import RayScoringError
+
+    if isinstance(exc, RayScoringError):
+        click.echo(f"error: {exc}", err=True)
         sys.exit(1)
