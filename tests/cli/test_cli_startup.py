@@ -17,7 +17,8 @@ from click.testing import CliRunner
 from cli.common import setup_logging
 from cli.main import COMMANDS, vae
 
-HEAVY = ("grpc", "openai", "numpy", "httpx", "aiosqlite", "soundfile", "google.protobuf", "tqdm")
+HEAVY = ("grpc", "openai", "numpy", "httpx", "aiosqlite", "soundfile", "google.protobuf", "tqdm",
+         "ray")  # fmt: skip
 LOGGING_COMMANDS = [
     ["run"], ["rescore"], ["bot"], ["bridge", "serve"], ["scorer", "serve"], ["demo"],
     ["import", "nemo"], ["judge", "serve"],
