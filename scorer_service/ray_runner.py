@@ -118,10 +118,14 @@ class RayRunner:
             self.connection.close()
             self.connection = None
 
-    async def prepare(self) -> None:
+    def connect(self) -> None:
+        """Connect now (a service does it once, at startup); blocking, in the main thread."""
         if self.connection is None:
-            # ray.init wants the main thread (it installs a signal handler): it blocks here.
             self.connection = connect(self.address, num_cpus=self.num_cpus)
+
+    async def prepare(self) -> None:
+        # ray.init wants the main thread (it installs a signal handler): it blocks here.
+        self.connect()
 
     async def run(
         self, job: ScoringJob, sessions: Sequence[Planned], writer: RecordingWriter, emit: Emit

@@ -184,3 +184,13 @@ def test_ray_with_a_scorer_service_is_a_usage_error(db: Path) -> None:
     code, _, err = invoke(*SCORE, "--db", str(db), "--ray", "auto", "--scorer", "127.0.0.1:1")
     assert code == 2 and "vae scorer serve --ray" in err
     assert scorings(db) == []
+
+
+def test_a_scorer_service_refuses_to_start_on_a_bad_ray_address(db: Path) -> None:
+    with closed_port() as port:
+        done = cli("scorer", "serve", "--db", str(db), "--address", "127.0.0.1:0",
+                   "--ray", f"127.0.0.1:{port}")  # fmt: skip
+    assert done.returncode == 1 and "cannot reach Ray at 127.0.0.1:" in done.stderr
+    assert "scorer serving" not in done.stderr and "Traceback" not in done.stderr
+    done = cli("scorer", "serve", "--db", str(db), "--ray", "6379")
+    assert done.returncode == 2 and "expected auto, local, HOST:PORT" in done.stderr

@@ -31,8 +31,10 @@ from scorer_service.judge.client import JudgeUnusableError
 from scorer_service.ray_connect import RayScoringError
 from scorer_service.ray_runner import TASK_NAME, RayRunner
 from scorer_service.rescore import RescoreResult, rescore
+from scorer_service.server import start_scorer
 from scorer_service.task_failure import TASK_FAILED
 from scorer_service.unscored import unscored_line
+from scorer_service.wire_client import remote_rescore
 from tests.factories import RunInfo, SessionSpec, ToolCallSpec, conversation, scenario, write_run
 from tests.helpers import closed_port
 from tests.ray_instance import RayInstance
@@ -272,3 +274,31 @@ async def test_a_worker_running_other_code_refuses_and_the_scoring_fails(
     with RecordingReader(db) as reader:
         [scoring] = reader.scorings()
     assert scoring.status == "failed" and "other vae code" in scoring.summary["error"]
+
+
+async def test_a_scorer_service_started_with_ray_scores_every_rescore_there(
+    ray_instance: RayInstance, two_copies: tuple[Path, Path, RunInfo]
+) -> None:
+    local_db, ray_db, info = two_copies
+    broken = info.session_ids["book_wrong"]
+    corrupt_events(ray_db, broken)  # locally this fails the scoring; on Ray only its task
+    config = ScoringConfig(no_judge=True)
+    local = await rescore(local_db, info.run_id, config)
+    progress: list[int] = []
+    with RayRunner("auto", batch=1) as runner:
+        running = await start_scorer(ray_db, "127.0.0.1:0", runner=runner)
+        try:
+            scoring, outcomes = await remote_rescore(
+                f"127.0.0.1:{running.port}", info.run_id, config,
+                on_progress=lambda done, _total, _o: progress.append(done),
+            )  # fmt: skip
+        finally:
+            await running.stop(grace=0.5)
+    assert scoring.status == "complete" and progress == list(range(1, len(outcomes) + 1))
+    failed = next(o for o in outcomes if o.session_id == broken).get(signals.IS_SUCCESSFUL)
+    assert failed is not None and failed.detail["causes"] == [TASK_FAILED]
+    _, local_rows = stored(local_db, local.scoring.scoring_id)
+    _, ray_rows = stored(ray_db, scoring.scoring_id)
+    assert {k: v for k, v in ray_rows.items() if k[0] != broken} == {
+        k: v for k, v in local_rows.items() if k[0] != broken
+    }
