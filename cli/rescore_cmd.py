@@ -169,6 +169,7 @@ def rescore_command(**kw: Any) -> None:
     from recordings.errors import ScenarioError
     from scorer_service.config import ConfigError
     from scorer_service.judge.client import JudgeUnusableError
+    from scorer_service.ray_connect import RayScoringError
     from scorer_service.rescore import RescoreError, rescore
     from scorer_service.wire_client import remote_rescore
 
@@ -211,9 +212,9 @@ def rescore_command(**kw: Any) -> None:
 
         click.echo(rescore_verdict.judge_unusable_line(str(exc)), err=True)
         sys.exit(1)
-    except Exception as exc:
-        _ray_failure(exc)
-        raise
+    except RayScoringError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
     except grpc.aio.AioRpcError as exc:
         if exc.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT):
             raise click.UsageError(exc.details() or str(exc.code())) from exc
@@ -251,7 +252,12 @@ def _ray_runner(kw: dict[str, Any]) -> RayRunner | None:
             "--ray scores in this process; a scorer service scores on Ray when started with "
             "`vae scorer serve --ray ADDRESS`"
         )
-    from scorer_service.ray_connect import RayAddressError, parse_address, require_ray
+    from scorer_service.ray_connect import (
+        RayAddressError,
+        RayScoringError,
+        parse_address,
+        require_ray,
+    )
     from scorer_service.ray_runner import RayRunner
 
     try:
@@ -259,16 +265,7 @@ def _ray_runner(kw: dict[str, Any]) -> RayRunner | None:
         require_ray()
     except RayAddressError as exc:
         raise click.UsageError(str(exc)) from exc
-    except Exception as exc:
-        _ray_failure(exc)
-        raise
-    return RayRunner(address)
-
-
-def _ray_failure(exc: Exception) -> None:
-    """Exit 1 with one line for an error of scoring on Ray (returns for any other error)."""
-    from scorer_service.ray_connect import RayScoringError
-
-    if isinstance(exc, RayScoringError):
+    except RayScoringError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
+    return RayRunner(address)
