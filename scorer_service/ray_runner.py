@@ -9,15 +9,17 @@ and closes the scoring exactly as for a local rescore); the task body is
 
 Batching: the plan's sessions (in scenario order, so the trials of one
 scenario share a task and its judge's memory) are cut into consecutive
-batches of ``max(session concurrency, n / (4 × cluster CPUs))`` sessions,
-at most :data:`MAX_BATCH`. A task scores its batch as a local rescore
-would, that many sessions at once (the judge's latency, not the CPU, is
-what a session waits on); each Ray task takes one CPU, so every CPU runs
-one task and the cluster about four tasks' worth of turns, which evens out
-uneven sessions; a task costs one store connection and one judge client, so
-it is not worth a task per session; and a failed task loses at most one
-batch. Tasks are not retried (``max_retries=0``): a failed task's
-unreported sessions are recorded ``unscored`` (cause ``ray_task_failed``,
+batches. A task scores its batch as a local rescore would, ``c`` sessions
+at once (the judge's concurrency: a session mostly waits on the judge, not
+the CPU), and costs a store connection, readers, a writer and a judge
+client to set up (a few hundred ms on a loaded 2-core machine), so a batch
+holds about four rounds of ``c`` sessions when the run is large enough —
+but never so many that a CPU of the cluster gets no task — and the run is
+cut into about :data:`TASKS_PER_CPU` tasks per CPU when it is larger still,
+which evens out uneven sessions and bounds what one failed task loses (at
+most :data:`MAX_BATCH` sessions). Each task takes one CPU. Tasks are not
+retried (``max_retries=0``): a failed task's unreported sessions are
+recorded ``unscored`` (cause ``ray_task_failed``,
 :mod:`scorer_service.task_failure`), after any rows it left for them are
 removed — rescore again to judge them (cached judge replies cost nothing).
 """
@@ -58,8 +60,14 @@ TASKS_PER_CPU = 4
 TASK_NAME = "vae-score"
 
 
+#: Rounds of ``concurrency`` sessions a task is given when the run is large enough.
+ROUNDS_PER_TASK = 4
+
+
 def batch_size(n: int, cpus: int, concurrency: int) -> int:
-    return max(1, min(MAX_BATCH, max(concurrency, math.ceil(n / (cpus * TASKS_PER_CPU)))))
+    """Sessions per task (the module doc says why)."""
+    enough = min(concurrency * ROUNDS_PER_TASK, math.ceil(n / cpus))
+    return max(1, min(MAX_BATCH, max(enough, math.ceil(n / (cpus * TASKS_PER_CPU)))))
 
 
 def plan_batches(sessions: Sequence[Planned], size: int) -> list[list[Planned]]:
