@@ -13,6 +13,7 @@ import fcntl
 import json
 import os
 import pty
+import shutil
 import struct
 import subprocess
 import sys
@@ -39,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCORE = ["rescore", "--run", "2024", "--no-judge", "--allow-unscored"]
 #: What differs between two scorings of one run: which scoring, and when.
 IDENTITY = ("scoring_id", "created_ns")
+SKIP_CACHE = shutil.ignore_patterns("__pycache__")
 
 
 @pytest.fixture
@@ -194,3 +196,27 @@ def test_a_scorer_service_refuses_to_start_on_a_bad_ray_address(db: Path) -> Non
     assert "scorer serving" not in done.stderr and "Traceback" not in done.stderr
     done = cli("scorer", "serve", "--db", str(db), "--ray", "6379")
     assert done.returncode == 2 and "expected auto, local, HOST:PORT" in done.stderr
+
+
+def test_workers_run_the_callers_code_not_what_is_installed(
+    ray_instance: RayInstance, db: Path, tmp_path: Path
+) -> None:
+    # The caller imports a copy of the scoring packages that differs from every installed
+    # one (a comment added); a worker importing anything else would refuse the task.
+    code = tmp_path / "code"
+    for package in ("recordings", "scorer_service"):
+        shutil.copytree(
+            ROOT / package, code / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    marker = code / "scorer_service" / "__init__.py"
+    marker.write_text(marker.read_text() + "# a caller's local change\n")
+    elsewhere = tmp_path / "elsewhere"  # Ray puts the caller's folder first on workers' path
+    elsewhere.mkdir()
+    prelude = f"import sys; sys.path[:0] = [{str(code)!r}, {str(ROOT)!r}]"
+    done = subprocess.run(
+        _argv((*SCORE, "--db", str(db), "--ray", ray_instance.address, "--json"), prelude),
+        capture_output=True, text=True, cwd=elsewhere, timeout=180, check=False,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "complete"
