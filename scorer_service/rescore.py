@@ -5,11 +5,11 @@ overrides against every scenario, scorer names, session ids; the checks that
 need the run are in ``scorer_service.rescore_plan``) so bad input fails
 before anything is written; then it creates a new scoring (status
 ``running``, with its whole config, scorer versions, judge model and prompt
-hash), has a *runner* score the sessions — in this process with bounded
-concurrency (the default), or fanned out as Ray tasks
-(``scorer_service.ray_runner``); where the per-session work runs is
-``scorer_service.session_work`` — appends the scores as each session
-finishes, and closes the scoring with its summary (``complete``),
+hash), has a *runner* score the sessions and store their scores, each
+handed back as it is stored (where that per-session work runs:
+``scorer_service.session_work`` — this process with bounded concurrency by
+default, or Ray tasks, ``scorer_service.ray_runner``), then builds the
+summary from what it was handed and closes the scoring (``complete``),
 or ``failed`` with the error if it is interrupted or its scores cannot all be
 stored (``complete`` is written only once every score is committed) — also
 when the judge cannot be used at all (:class:`JudgeUnusableError`): a failed scoring is never
