@@ -25,11 +25,12 @@ test-deps: dev
 # Most tests wait on real-time audio rather than the CPU: three workers cut the
 # wall time about 2.5x on 2 cores (PYTEST_WORKERS=0 runs them in one process).
 # Tests marked `serial` assert real-time delivery beside a load they make
-# themselves (the fuzzer, a flooder): they run afterwards, alone.
+# themselves (the fuzzer, a flooder): they run afterwards, alone. `--dist loadgroup`
+# keeps the tests marked xdist_group("ray") in one worker: one Ray instance.
 PYTEST_WORKERS ?= 3
 
 test: test-deps  ## install what the tests need, then run them
-	$(PYTHON) -m pytest -n $(PYTEST_WORKERS) -m "not serial"
+	$(PYTHON) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not serial"
 	$(PYTHON) -m pytest -m serial
 
 lint: dev

@@ -34,6 +34,7 @@ from cli.rescore_opts import judge_options, scoring_config
 
 if TYPE_CHECKING:
     from scorer_service.aggregate import SessionOutcome
+    from scorer_service.ray_runner import RayRunner
 
 #: scorer_service.config.END_POLICIES, repeated so that --help imports no service
 #: (tests/cli/test_cli_startup.py checks they agree).
@@ -132,6 +133,16 @@ def _progress(disable: bool | None) -> tuple[Any, Any]:
     envvar="VAE_TLS_CA",
     help="CA certificate of a TLS scorer (env VAE_TLS_CA).",
 )
+@click.option(
+    "--ray",
+    "ray_address",
+    default=None,
+    metavar="ADDRESS",
+    envvar="VAE_RAY",
+    help="Score the sessions as Ray tasks: auto (the Ray instance this machine runs, else one "
+    "started for this rescore), local, HOST:PORT of a Ray head or ray://HOST:PORT "
+    "(env VAE_RAY; needs pip install 'vae[ray]'). Default: in this process.",
+)
 @db_option
 @token_option
 @json_option
@@ -160,6 +171,7 @@ def rescore_command(**kw: Any) -> None:
       vae rescore --run june --db vae.db --transcribe openai \
           --asr-base-url http://127.0.0.1:8001/v1 --asr-model whisper-1 --no-judge
       vae rescore --run 2026-12 --db vae.db --transcribe pocketsphinx --no-judge
+      vae rescore --run 2026-12 --db vae.db --no-judge --allow-unscored --ray auto
     """
     import asyncio
 
@@ -169,6 +181,7 @@ def rescore_command(**kw: Any) -> None:
     from recordings.errors import ScenarioError
     from scorer_service.config import ConfigError
     from scorer_service.judge.client import JudgeUnusableError
+    from scorer_service.ray_connect import RayScoringError
     from scorer_service.rescore import RescoreError, rescore
     from scorer_service.wire_client import remote_rescore
 
@@ -182,6 +195,7 @@ def rescore_command(**kw: Any) -> None:
             err=True,
         )
     mode = "append" if kw["append"] else "overwrite"
+    runner = _ray_runner(kw)
     bar, update = _progress(disable=kw["as_json"] or None)
     try:
         if kw["scorer_addr"]:
@@ -208,6 +222,7 @@ def rescore_command(**kw: Any) -> None:
                     session_ids=kw["session_ids"],
                     on_progress=update,
                     make_current=kw["make_current"],
+                    runner=runner,
                 )
             )
             scoring, outcomes = result.scoring, result.sessions
@@ -218,6 +233,9 @@ def rescore_command(**kw: Any) -> None:
 
         click.echo(rescore_verdict.judge_unusable_line(str(exc)), err=True)
         sys.exit(1)
+    except RayScoringError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
     except grpc.aio.AioRpcError as exc:
         if exc.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT):
             raise click.UsageError(exc.details() or str(exc.code())) from exc
@@ -227,6 +245,8 @@ def rescore_command(**kw: Any) -> None:
         sys.exit(1)
     finally:
         bar.close()
+        if runner is not None:
+            runner.close()
     emit_scoring(scoring, outcomes, kw["as_json"])
     from cli import rescore_verdict
 
@@ -245,3 +265,32 @@ def rescore_command(**kw: Any) -> None:
     ):
         click.echo(f"success rate {rate} is below --fail-under {kw['fail_under']}", err=True)
         sys.exit(1)
+
+
+def _ray_runner(kw: dict[str, Any]) -> RayRunner | None:
+    """The Ray runner ``--ray`` asks for (None without it); bad input exits before any work."""
+    address = kw["ray_address"]
+    if not address:
+        return None
+    if kw["scorer_addr"]:
+        raise click.UsageError(
+            "--ray scores in this process; a scorer service scores on Ray when started with "
+            "`vae scorer serve --ray ADDRESS`"
+        )
+    from scorer_service.ray_connect import (
+        RayAddressError,
+        RayScoringError,
+        parse_address,
+        require_ray,
+    )
+    from scorer_service.ray_runner import RayRunner
+
+    try:
+        parse_address(address)
+        require_ray()
+    except RayAddressError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except RayScoringError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    return RayRunner(address)

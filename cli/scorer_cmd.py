@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,15 +23,19 @@ from cli.common import (
 
 if TYPE_CHECKING:
     from recordings.locator import Locator
+    from scorer_service.ray_runner import RayRunner
     from vae.serving import TlsFiles
 
 
-async def _serve(db_path: Locator, address: str, tls: TlsFiles | None, token: str | None) -> None:
+async def _serve(
+    db_path: Locator, address: str, tls: TlsFiles | None, token: str | None, ray: RayRunner | None
+) -> None:
     from scorer_service.server import start_scorer
 
-    running = await start_scorer(db_path, address, tls=tls, token=token)
+    running = await start_scorer(db_path, address, tls=tls, token=token, runner=ray)
     host = address.rsplit(":", 1)[0]
-    click.echo(f"scorer serving {shown(db_path)} on {host}:{running.port}", err=True)
+    where = f", scoring on Ray at {ray.address}" if ray is not None else ""
+    click.echo(f"scorer serving {shown(db_path)} on {host}:{running.port}{where}", err=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -56,6 +61,15 @@ def scorer_group() -> None:
     envvar="VAE_SCORER_ADDRESS",
     help="host:port to listen on; port 0 picks a free one (env VAE_SCORER_ADDRESS).",
 )
+@click.option(
+    "--ray",
+    "ray_address",
+    default=None,
+    metavar="ADDRESS",
+    envvar="VAE_RAY",
+    help="Score every Rescore's sessions as Ray tasks: auto, local, HOST:PORT or "
+    "ray://HOST:PORT (env VAE_RAY; needs pip install 'vae[ray]'). Default: in this process.",
+)
 @tls_server_options
 @db_option
 @token_option
@@ -63,6 +77,7 @@ def scorer_group() -> None:
 @store_errors
 def serve_command(
     address: str,
+    ray_address: str | None,
     tls_cert: Path | None,
     tls_key: Path | None,
     db_path: Locator,
@@ -77,6 +92,7 @@ def serve_command(
     Examples:
       vae scorer serve --db vae.db
       vae scorer serve --db vae.db --address 127.0.0.1:0 --token "$SECRET"
+      vae scorer serve --db vae.db --ray auto
     """
     from vae.serving import TlsFiles
 
@@ -90,7 +106,27 @@ def serve_command(
     # Refuse a file the scorer cannot read and write now, not on every request.
     open_store(db_path, create=False).close()
     tls = TlsFiles(tls_cert, tls_key) if tls_cert and tls_key else None
+    ray = _connect_ray(ray_address) if ray_address else None
     try:
-        asyncio.run(_serve(db_path, address, tls, token))
+        asyncio.run(_serve(db_path, address, tls, token, ray))
     except OSError as exc:
         raise click.ClickException(f"cannot serve on {address}: {exc}") from exc
+    finally:
+        if ray is not None:
+            ray.close()
+
+
+def _connect_ray(address: str) -> RayRunner:
+    """Connect to Ray before serving: a bad address exits 2, an unusable one 1."""
+    from scorer_service.ray_connect import RayAddressError, RayScoringError
+    from scorer_service.ray_runner import RayRunner
+
+    runner = RayRunner(address)
+    try:
+        runner.connect()
+    except RayAddressError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except RayScoringError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    return runner

@@ -62,6 +62,12 @@ class ScoringWriter(BatchWriter):
             ],
         )
 
+    async def delete_session_scores(self, scoring_id: str, session_id: str) -> None:
+        """Drop what a scoring holds for one session (a failed worker's partial rows)."""
+        await self.execute(
+            "DELETE FROM scores WHERE scoring_id = ? AND session_id = ?", (scoring_id, session_id)
+        )
+
     async def finish_scoring(
         self, scoring_id: str, *, status: str, summary: dict[str, object], finished_ns: int
     ) -> None:

@@ -5,9 +5,13 @@ overrides against every scenario, scorer names, session ids; the checks that
 need the run are in ``scorer_service.rescore_plan``) so bad input fails
 before anything is written; then it creates a new scoring (status
 ``running``, with its whole config, scorer versions, judge model and prompt
-hash), scores the sessions with bounded concurrency, appends the scores as
-each session finishes, and closes the scoring with its summary (``complete``, with its ``scope``:
-a subset never becomes the run's current scoring unless ``make_current``),
+hash), has a *runner* score the sessions and store their scores, each
+handed back as it is stored (where that per-session work runs:
+``scorer_service.session_work`` — this process with bounded concurrency by
+default, or Ray tasks, ``scorer_service.ray_runner``), then builds the
+summary from what it was handed and closes the scoring (``complete``, with
+its ``scope``: a subset never becomes the run's current scoring unless
+``make_current``),
 or ``failed`` with the error if it is interrupted or its scores cannot all be
 stored (``complete`` is written only once every score is committed) — also
 when the judge cannot be used at all (:class:`JudgeUnusableError`): a failed scoring is never
@@ -26,35 +30,25 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from recordings.errors import StorageError, StoreError
-from recordings.locator import Locator, StoreRef, locate
-from recordings.models import ScoreRecord, ScoringRecord, SessionRecord, Verdict
+from recordings.errors import StoreError
+from recordings.locator import StoreRef, locate
+from recordings.models import ScoringRecord
 from recordings.reader import RecordingReader
-from recordings.scenarios.model import Scenario
 from recordings.scoring_owner import owner_stamp
 from recordings.writer import RecordingWriter, open_writer
 from scorer_service.aggregate import SessionOutcome, summarise
 from scorer_service.config import ConfigError, ScoringConfig
-from scorer_service.context import load_context
-from scorer_service.judge.client import JudgeClient, JudgeStats, JudgeUnusableError
+from scorer_service.judge.client import JudgeStats, JudgeUnusableError
 from scorer_service.judge.prompt import PROMPT_VERSION, prompt_hash
-from scorer_service.lacking import declared_lacks
 from scorer_service.registry import build_scorers
 from scorer_service.rescore_plan import RescoreError, RescorePlan, plan_rescore, rescore_scope
-from scorer_service.scorers.base import Scorer, SignalScore
-from scorer_service.session_passes import finish
+from scorer_service.session_work import LocalRunner, ScoringJob, SessionRunner
 from scorer_service.timing.metrics import METRIC_VERSION
-from scorer_service.transcription.stage import (
-    CHANNELS,
-    TranscriptionStage,
-    make_stage,
-    transcription_summary,
-)
-from scorer_service.transcription.words import rebuild_conversation
+from scorer_service.transcription.stage import describe_stage, transcription_summary
 from scorer_service.unscored import bot_errors_block, unscored_block
 
 __all__ = ["MODES", "ProgressCallback", "RescoreError", "RescoreResult", "rescore"]
@@ -78,53 +72,6 @@ def _new_scoring_id(run_id: str) -> str:
     return f"{run_id}.{stamp}-{secrets.token_hex(2)}"
 
 
-async def _score_session(
-    scorers: list[Scorer],
-    ctx: Any,
-    scoring_id: str,
-    lacks: set[str] | None = None,
-    reads_conversation: bool = False,
-) -> list[ScoreRecord]:
-    results: list[SignalScore] = []
-    for scorer in scorers:
-        try:
-            results.extend(await scorer.score(ctx))
-        except JudgeUnusableError:
-            raise  # stops the rescore: the scoring is recorded failed
-        except Exception as exc:  # a scorer bug must not lose the other scores
-            log.exception("scorer %s failed on %s", scorer.name, ctx.session.session_id)
-            results.append(
-                SignalScore(
-                    f"scorer.{scorer.name}",
-                    Verdict.UNSCORED,
-                    None,
-                    {},
-                    f"scorer {scorer.name} crashed: {exc!r}",
-                )
-            )
-    # What the recording lacks, a text session's audio-only signals, transcription
-    # holes, mishearing, composites.
-    results = finish(results, ctx, lacks or set(), reads_conversation=reads_conversation)
-    sid = ctx.session.session_id
-    return [
-        ScoreRecord(scoring_id, sid, r.signal, r.verdict, r.value, r.detail, r.error)
-        for r in results
-    ]
-
-
-@contextlib.asynccontextmanager
-async def _readers(db_path: Locator, n: int) -> AsyncIterator[asyncio.Queue[RecordingReader]]:
-    pool: asyncio.Queue[RecordingReader] = asyncio.Queue()
-    opened = [await asyncio.to_thread(RecordingReader, db_path) for _ in range(n)]
-    for r in opened:
-        pool.put_nowait(r)
-    try:
-        yield pool
-    finally:
-        for r in opened:
-            r.close()
-
-
 async def rescore(
     db_path: StoreRef,
     run_ref: str,
@@ -134,113 +81,81 @@ async def rescore(
     session_ids: Sequence[str] = (),
     on_progress: ProgressCallback | None = None,
     concurrency: int | None = None,
+    runner: SessionRunner | None = None,
     make_current: bool = False,
 ) -> RescoreResult:
     """Score ``run_ref`` (exact id or unique prefix) into a new scoring and return it.
 
     A subset (``session_ids``, or ``config.scorers`` leaving a scorer out) becomes
     the run's current scoring only with ``make_current``.
+
+    ``runner`` is where the sessions are scored: this process by default
+    (``concurrency`` sessions at once), or e.g. a
+    :class:`scorer_service.ray_runner.RayRunner`.
     """
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {', '.join(MODES)}")
     config.validate()
     scope = rescore_scope(config, session_ids, make_current=make_current, mode=mode)
-    path = locate(db_path)
-    workers = concurrency or max(2, config.judge.concurrency if config.judge.enabled else 2)
-    async with _readers(path, workers + 1) as pool:
-        head = await pool.get()
+    # A path or a URL, as text: the runner may hand it to other processes.
+    locator = str(locate(db_path))
+    # The transcription stage's engine and parameters (a bad configuration stops here).
+    transcriber = await describe_stage(config.transcription)
+    runner = runner or LocalRunner(concurrency)
+    head = await asyncio.to_thread(RecordingReader, locator)
+    try:
         plan = await asyncio.to_thread(plan_rescore, head, run_ref, config, session_ids)
-        cache_lock = asyncio.Lock()
-
-        async def cache_get(key: str) -> Any:
-            async with cache_lock:
-                return await asyncio.to_thread(head.judge_cache_get, key)
-
-        async with open_writer(path) as writer:
-
-            async def cache_put(
-                key: str, model: str, req: dict[str, Any], res: dict[str, Any]
-            ) -> None:
-                await writer.put_judge_cache(key, model, req, res)
-
-            judge = (
-                JudgeClient(config.judge, cache_get, cache_put) if config.judge.enabled else None
-            )
-            stage = make_stage(config.transcription, head, writer, cache_lock)
-            try:
-                scorers = build_scorers(config, judge)
-                return await _run(
-                    writer, pool, plan, config, mode, scope, scorers, judge, on_progress, stage
-                )
-            finally:
-                if judge is not None:
-                    await judge.close()
-                if stage is not None:
-                    await stage.close()
+    finally:
+        head.close()
+    # The scorers' names and versions, and whether any reads audio (no judge client needed).
+    scorers = build_scorers(config, None)
+    await runner.prepare()
+    job = ScoringJob(
+        locator=locator,
+        scoring_id=_new_scoring_id(plan.run_id),
+        config=config,
+        run_options=plan.run_options,
+        with_audio=any(s.needs_audio for s in scorers) or transcriber is not None,
+    )
+    versions: dict[str, object] = {
+        **{s.name: s.version for s in scorers},
+        "metric_version": METRIC_VERSION,
+        "prompt_version": PROMPT_VERSION,
+        **({"transcriber": transcriber} if transcriber is not None else {}),
+    }
+    async with open_writer(locator) as writer:
+        return await _run(writer, plan, job, mode, scope, versions, runner, on_progress)
 
 
 async def _run(
     writer: RecordingWriter,
-    pool: asyncio.Queue[RecordingReader],
     plan: RescorePlan,
-    config: ScoringConfig,
+    job: ScoringJob,
     mode: str,
     scope: dict[str, Any],
-    scorers: list[Scorer],
-    judge: JudgeClient | None,
+    versions: dict[str, object],
+    runner: SessionRunner,
     on_progress: ProgressCallback | None,
-    stage: TranscriptionStage | None = None,
 ) -> RescoreResult:
+    config = job.config
     scoring = ScoringRecord(
-        scoring_id=_new_scoring_id(plan.run_id),
+        scoring_id=job.scoring_id,
         run_id=plan.run_id,
         created_ns=time.time_ns(),
         status="running",
         config=config.to_dict(),
         mode=mode,
-        versions={
-            **{s.name: s.version for s in scorers},
-            "metric_version": METRIC_VERSION,
-            "prompt_version": PROMPT_VERSION,
-            **({"transcriber": stage.describe} if stage is not None else {}),
-        },
+        versions=versions,
         judge_model=config.judge.model if config.judge.enabled else "",
         prompt_hash=prompt_hash(config.judge.prompt_template) if config.judge.enabled else "",
         summary={"owner": owner_stamp()},
     )
     await writer.create_scoring(scoring)
     await writer.flush()
-    with_audio = any(s.needs_audio for s in scorers) or stage is not None
     outcomes: list[SessionOutcome] = []
     total = len(plan.sessions)
 
-    async def one(session: SessionRecord, scenario: Scenario) -> None:
-        reader = await pool.get()
-        try:
-            ctx = await asyncio.to_thread(
-                load_context,
-                reader,
-                session,
-                scenario,
-                config,
-                plan.run_options,
-                with_audio=with_audio,
-                channels=CHANNELS if stage is not None else CHANNELS[:2],
-            )
-        finally:
-            pool.put_nowait(reader)
-        if stage is not None:  # a stage of this session's scoring: fans out with it
-            await writer.add_transcripts(await stage.run(ctx, scoring.scoring_id))
-            rebuild_conversation(ctx, config.transcription.transcripts)
-        lacks = declared_lacks(plan.run_options)
-        include = config.judge.include_conversation
-        records = await _score_session(scorers, ctx, scoring.scoring_id, lacks, include)
-        if writer.failure is not None:
-            raise StorageError(f"scoring stopped: {writer.failure}")
-        await writer.add_scores(records)
-        outcome = SessionOutcome(
-            session.session_id, session.scenario_name, scenario.domain, session.duration_s, records
-        )
+    async def emit(outcome: SessionOutcome) -> None:
         outcomes.append(outcome)
         if on_progress is not None:
             maybe = on_progress(len(outcomes), total, outcome)
@@ -248,15 +163,7 @@ async def _run(
                 await maybe
 
     try:
-        limit = asyncio.Semaphore(pool.qsize() or 1)
-
-        async def bounded(session: SessionRecord, scenario: Scenario) -> None:
-            async with limit:
-                await one(session, scenario)
-
-        async with asyncio.TaskGroup() as tg:
-            for session, scenario in plan.sessions:
-                tg.create_task(bounded(session, scenario))
+        stats = await runner.run(job, plan.sessions, writer, emit)
         # Every score is committed before the scoring says ``complete``, and that
         # status itself before it counts: a store failing at either point takes the
         # ``failed`` branch (a ``complete`` is never salvaged: recordings.writer_faults).
@@ -267,14 +174,17 @@ async def _run(
         summary["bot_errors"] = bot_errors_block(outcomes)
         summary["skipped_unfinished"] = plan.skipped
         summary["scope"] = scope
-        stats = judge.stats if judge is not None else JudgeStats()
         summary["judge"] = {
-            "requests": stats.requests,
-            "cache_hits": stats.cache_hits,
-            "errors": stats.errors,
+            "requests": stats.judge.requests,
+            "cache_hits": stats.judge.cache_hits,
+            "errors": stats.judge.errors,
         }
-        if stage is not None:
-            summary["transcription"] = transcription_summary(stage.summary(), outcomes)
+        if "transcriber" in versions:
+            asr = {
+                "engine": versions["transcriber"],
+                "transcripts": config.transcription.transcripts,
+            }
+            summary["transcription"] = transcription_summary({**asr, **stats.asr}, outcomes)
         finished = time.time_ns()
         await writer.finish_scoring(
             scoring.scoring_id, status="complete", summary=summary, finished_ns=finished
@@ -302,7 +212,7 @@ async def _run(
                 "(never the run's current scoring)"
             ) from error
         raise
-    return RescoreResult(done, outcomes, stats)
+    return RescoreResult(done, outcomes, stats.judge)
 
 
 def _fields(record: ScoringRecord) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import grpc
 
 from recordings.locator import StoreRef
 from scorer_service.servicer import ScorerServicer
+from scorer_service.session_work import SessionRunner
 from vae.scorer.v1 import scorer_pb2, scorer_pb2_grpc
 from vae.serving import RunningServer, TlsFiles, start_server
 
@@ -22,9 +23,13 @@ async def start_scorer(
     *,
     tls: TlsFiles | None = None,
     token: str | None = None,
+    runner: SessionRunner | None = None,
 ) -> RunningServer:
-    """Serve ScorerService for the store at ``db_path``; port 0 picks a free port."""
-    servicer = ScorerServicer(db_path)
+    """Serve ScorerService for the store at ``db_path``; port 0 picks a free port.
+
+    ``runner``: where Rescore scores sessions (default: in this process).
+    """
+    servicer = ScorerServicer(db_path, runner)
 
     def register(server: grpc.aio.Server) -> None:
         scorer_pb2_grpc.add_ScorerServiceServicer_to_server(servicer, server)

@@ -4,6 +4,10 @@ Store reads run in threads (the readers are synchronous); every error the
 library raises maps to a status code with its message: a run or scoring that
 does not exist is NOT_FOUND, a bad config, override or ambiguous reference is
 INVALID_ARGUMENT, a report renderer not built yet is UNIMPLEMENTED.
+
+Rescore scores where the service was told to (``vae scorer serve --ray``):
+the Ray cluster is the service's deployment, chosen by whoever runs it, not
+a field of the request — a client cannot make the service connect anywhere.
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ from scorer_service.aggregate import SessionOutcome
 from scorer_service.config import ConfigError
 from scorer_service.judge.client import JudgeUnusableError
 from scorer_service.ledger import ScoringMismatchError
+from scorer_service.ray_connect import RayScoringError
 from scorer_service.rescore import RescoreError, RescoreResult, rescore
+from scorer_service.session_work import SessionRunner
 from vae.scorer.v1 import scorer_pb2, scorer_pb2_grpc
 from vae.status import internal_error
 
@@ -54,8 +60,8 @@ async def _abort(context: Ctx, exc: BaseException) -> NoReturn:
         | ScoringMismatchError,
     ):
         code = grpc.StatusCode.INVALID_ARGUMENT
-    elif isinstance(exc, JudgeUnusableError):
-        # The judge endpoint cannot be used; the scoring is recorded failed.
+    elif isinstance(exc, JudgeUnusableError | RayScoringError):
+        # The judge endpoint, or the Ray cluster, cannot be used; the scoring is recorded failed.
         code = grpc.StatusCode.FAILED_PRECONDITION
     elif isinstance(exc, NotImplementedError):
         code = grpc.StatusCode.UNIMPLEMENTED
@@ -68,8 +74,10 @@ async def _abort(context: Ctx, exc: BaseException) -> NoReturn:
 
 
 class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
-    def __init__(self, db_path: StoreRef) -> None:
+    def __init__(self, db_path: StoreRef, runner: SessionRunner | None = None) -> None:
         self.db_path = locate(db_path)
+        #: Where Rescore scores sessions: this process by default, or the service's Ray runner.
+        self.runner = runner
 
     async def _read(self, context: Ctx, func: Callable[[RecordingReader], T]) -> T:
         def work() -> T:
@@ -109,6 +117,7 @@ class ScorerServicer(scorer_pb2_grpc.ScorerServiceServicer):
                 session_ids=list(request.session_ids),
                 on_progress=progress,
                 make_current=request.make_current,
+                runner=self.runner,
             )
         )
         task.add_done_callback(lambda _t: queue.put_nowait(None))

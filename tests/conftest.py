@@ -83,3 +83,11 @@ def tone(seconds: float, rate: int = 16000, freq: float = 220.0, amp: float = 0.
 @pytest.fixture
 def make_tone():  # type: ignore[no-untyped-def]
     return tone
+
+
+@pytest.fixture(scope="session")
+def ray_instance():  # type: ignore[no-untyped-def]
+    """A local Ray instance shared by this test process (tests/ray_instance.py)."""
+    from tests.ray_instance import start_ray
+
+    yield from start_ray()

@@ -150,18 +150,17 @@ class TranscriptionStage:
         ctx.asr, ctx.asr_channels, ctx.asr_engine = rows, chosen, self.describe
         return rows
 
-    def summary(self) -> dict[str, Any]:
+    def counts(self) -> dict[str, float]:
+        """What this stage did in this process (summed over processes by the runner)."""
         s = self.stats
         return {
-            "engine": self.describe,
-            "transcripts": self.settings.transcripts,
             "requests": self.engine.requests,
             "cache_hits": s.cache_hits,
             "errors": s.errors,
             "turns": s.turns,
-            "audio_s": round(s.audio_s, 2),
+            "audio_s": s.audio_s,
             # Seconds the engine spent on the calls it made (audio_s / busy_s: × real time).
-            "busy_s": round(self.engine.busy_s, 3),
+            "busy_s": self.engine.busy_s,
         }
 
 
@@ -215,6 +214,9 @@ def mark_asr_errors(
 def transcription_summary(stage: dict[str, Any], outcomes: list[Any]) -> dict[str, Any]:
     """The scoring summary's ``transcription`` block: the stage's counts and the pooled WER.
 
+    ``stage`` is the engine's description and the counts of every process that
+    ran the stage (:meth:`TranscriptionStage.counts`, summed).
+
     ``outcomes`` are the scored sessions (:class:`scorer_service.aggregate.SessionOutcome`).
     """
     words_total = errors_total = 0
@@ -224,7 +226,28 @@ def transcription_summary(stage: dict[str, Any], outcomes: list[Any]) -> dict[st
             words_total += int(score.detail.get("words") or 0)
             errors_total += int(score.detail.get("errors") or 0)
     wer = round(errors_total / words_total, 4) if words_total else None
-    return {**stage, "words": words_total, "word_errors": errors_total, "wer": wer}
+    rounded = {k: round(v, 3) if isinstance(v, float) else v for k, v in stage.items()}
+    return {**rounded, "words": words_total, "word_errors": errors_total, "wer": wer}
+
+
+async def describe_stage(settings: TranscriptionSettings) -> dict[str, Any] | None:
+    """The engine and parameters ``settings`` ask for (None: no ``--transcribe``).
+
+    Builds the engine once, so a bad configuration fails before a scoring is
+    created; each process that scores sessions builds its own (:func:`make_stage`).
+    """
+    if not settings.enabled:
+        return None
+
+    async def no_get(key: str) -> str | None:
+        return None
+
+    async def no_put(key: str, engine: str, describe: dict[str, Any], text: str) -> None:
+        return None
+
+    stage = TranscriptionStage(settings, no_get, no_put)
+    await stage.close()
+    return stage.describe
 
 
 def make_stage(

@@ -19,7 +19,7 @@ from cli.main import COMMANDS, vae
 
 HEAVY = (
     "grpc", "openai", "numpy", "httpx", "aiosqlite", "soundfile", "google.protobuf", "tqdm",
-    "psycopg",
+    "psycopg", "ray",
 )  # fmt: skip
 LOGGING_COMMANDS = [
     ["run"], ["rescore"], ["bot"], ["bridge", "serve"], ["scorer", "serve"], ["demo"],
