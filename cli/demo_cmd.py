@@ -109,13 +109,20 @@ def demo_command(
       vae demo --json --tts buzz
     """
     from cli.demo_run import Progress, print_summary, run_demo_or_exit
-    from cli.gate_opts import gate_active, gate_spec, pop_gate_options, refuse_conflicts
+    from cli.gate_opts import (
+        check_baseline,
+        gate_active,
+        gate_spec,
+        pop_gate_options,
+        refuse_conflicts,
+    )
     from cli.rescore_verdict import unscored_exit
 
     setup_logging(log_level)
     gate_opts = pop_gate_options(gate_kw)
     refuse_conflicts(gate_opts, allow_unscored=allow_unscored)
     spec = gate_spec(gate_opts) if gate_active(gate_opts) else None
+    check_baseline(db_path, spec)
     progress = Progress()
     try:
         result = run_demo_or_exit(db_path, suite, concurrency, report_path, tts, as_json, progress)

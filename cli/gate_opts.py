@@ -120,3 +120,20 @@ def refuse_conflicts(opts: dict[str, Any], *, allow_unscored: bool = False,
     if fail_under is not None:
         raise click.UsageError("--fail-under cannot be combined with gate options: use "
                                "--min-success RATE")  # fmt: skip
+
+
+def check_baseline(db_path: Path, spec: GateSpec | None) -> None:
+    """Refuse an unknown ``--baseline`` before a command runs or scores anything (exit 2)."""
+    if spec is None or not spec.baseline:
+        return
+    from recordings.errors import RunSelectionError
+    from recordings.reader import RecordingReader
+    from recordings.selection import select_run
+
+    if not db_path.exists():
+        raise click.UsageError(f"--baseline {spec.baseline}: no database at {db_path}")
+    try:
+        with RecordingReader(db_path) as reader:
+            select_run(reader, spec.baseline)
+    except RunSelectionError as exc:
+        raise click.UsageError(f"--baseline: {exc}") from exc

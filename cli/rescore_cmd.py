@@ -159,7 +159,13 @@ def rescore_command(**kw: Any) -> None:
     import grpc
 
     from cli.gate_hooks import could_not_score, gate_scoring, started_ns
-    from cli.gate_opts import gate_active, gate_spec, pop_gate_options, refuse_conflicts
+    from cli.gate_opts import (
+        check_baseline,
+        gate_active,
+        gate_spec,
+        pop_gate_options,
+        refuse_conflicts,
+    )
     from cli.scores_cmd import emit_scoring
     from recordings.errors import ScenarioError
     from scorer_service.config import ConfigError
@@ -171,6 +177,7 @@ def rescore_command(**kw: Any) -> None:
     gate_opts = pop_gate_options(kw)
     refuse_conflicts(gate_opts, allow_unscored=kw["allow_unscored"], fail_under=kw["fail_under"])
     spec = gate_spec(gate_opts) if gate_active(gate_opts) else None
+    check_baseline(kw["db_path"], spec)
     since = started_ns()
     config = scoring_config(kw)
     mode = "append" if kw["append"] else "overwrite"

@@ -87,9 +87,11 @@ class RunGate:
 
     def precheck(self, scenarios: tuple[str, ...]) -> None:
         """Refuse before the run what would refuse the scoring after it (exit 2)."""
+        from cli.gate_opts import check_baseline
         from recordings.scenarios.lint import lint_arguments
         from scorer_service.judge_need import JudgeRequiredError, require_judge
 
+        check_baseline(self.db_path, self.spec)
         local = [s for s in scenarios if Path(s).exists()]
         try:
             require_judge(self.config(), lint_arguments(local).scenarios if local else [])

@@ -27,8 +27,9 @@ from tests.scorer_service.conftest import standard_sessions
 
 ROOT = Path(__file__).resolve().parents[2]
 NO_AUDIO = ["--only", "action_match", "--only", "db_state_match", "--only", "clean_exit"]
-# compare: tests/cli/test_compare_cmd.py; import calls: tests/cli/test_replay_cmd.py.
-COVERED_ELSEWHERE = {"run", "demo", "import nemo", "compare", "import calls"}
+# compare: tests/cli/test_compare_cmd.py; import calls: tests/cli/test_replay_cmd.py;
+# gate: tests/cli/test_gate_cmd.py.
+COVERED_ELSEWHERE = {"run", "demo", "import nemo", "compare", "import calls", "gate"}
 COVERED_HERE = {
     "runs list", "runs show", "rescore", "scores list", "scores show", "scores diff", "report",
     "export", "validate", "judge serve",
