@@ -94,7 +94,9 @@ def test_the_example_suite_as_pytest_items_then_last_failed(workdir: Path) -> No
 
     again = pytest_run(workdir, "--vae-suite", "examples/suite", "--vae-tts", "buzz", "--lf")
     assert again.returncode == 1, again.stdout[-3000:]
-    assert f"{len(failing)} failed" in again.stdout and "passed" not in again.stdout.splitlines()[-1]
+    assert (
+        f"{len(failing)} failed" in again.stdout and "passed" not in again.stdout.splitlines()[-1]
+    )
     assert sessions(workdir / "vae.db") == failing  # --lf narrowed the run itself
 
 

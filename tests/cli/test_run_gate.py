@@ -111,8 +111,9 @@ def test_demo_gates_its_own_scoring(tmp_path: Path) -> None:
     found = suites(junit)
     (failure,) = next(c for c in found["airline"] if c.name == "airline_wrong_date").result
     assert isinstance(failure, Failure) and failure.message.startswith("ACTION_MATCH:")
-    assert "below 90.0% by 40.0 points" in next(
-        c for c in found["vae gate"] if c.name == "min-success"
-    ).result[0].message
+    assert (
+        "below 90.0% by 40.0 points"
+        in next(c for c in found["vae gate"] if c.name == "min-success").result[0].message
+    )
     refused = CliRunner().invoke(vae, [*args[:5], "--allow-unscored", "--min-success", "0.5"])
     assert refused.exit_code == 2 and "--allow-unscored" in refused.stderr
