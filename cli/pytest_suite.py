@@ -119,6 +119,8 @@ class VaeSuite:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        if config.getoption("numprocesses", default=None) or hasattr(config, "workerinput"):
+            raise pytest.UsageError("--vae-suite runs the suite as one vae run: run it without -n")
         self.roots = [Path(p).resolve() for p in config.getoption("vae_suite")]
         for root in self.roots:
             if not root.exists():

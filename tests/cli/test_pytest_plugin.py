@@ -128,6 +128,8 @@ def test_unscored_items_are_errors_never_passes(workdir: Path) -> None:
 def test_calling_it_wrong(workdir: Path) -> None:
     missing = pytest_run(workdir, "--vae-suite", "nowhere")
     assert missing.returncode == 4 and "--vae-suite: " in missing.stderr
+    parallel = pytest_run(workdir, "--vae-suite", "examples/suite", "-n", "2")
+    assert parallel.returncode == 4 and "run it without -n" in parallel.stderr
     (workdir / "broken").mkdir()
     (workdir / "broken" / "bad.yaml").write_text("name: bad\nagent: [not, a, side]\n")
     broken = pytest_run(workdir, "--vae-suite", "broken")

@@ -24,6 +24,7 @@ the baseline database, the artifacts, the services stopped.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -46,12 +47,23 @@ WRONG = "arguments: {booking_id: B-71}"
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
 
+PACKAGES = ("vae", "recordings", "bridge_service", "scorer_service", "cli", "bots")
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """This checkout as a wheel, for the examples' ``pip install "$VAE_INSTALL"``."""
-    folder = tmp_path_factory.mktemp("wheel")
+    """This checkout as a wheel, for the examples' ``pip install "$VAE_INSTALL"``.
+
+    Built from a copy, so the build leaves nothing (``vae.egg-info``) in the checkout.
+    """
+    source, folder = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("wheel")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source)
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, source / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(folder), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(folder), str(source)],
         check=True, capture_output=True, timeout=600,
     )  # fmt: skip
     (built,) = folder.glob("vae-*.whl")
