@@ -83,14 +83,20 @@ def publish(result: GateResult, opts: dict[str, Any]) -> list[str]:
     from scorer_service.gate.markdown import write_summary
 
     written = []
-    if opts.get("junit_xml"):
-        written.append(str(write_junit(result, opts["junit_xml"])))
-    if opts.get("summary_md"):
-        written.append(str(write_summary(result, opts["summary_md"])))
+    for key, flag, write in (("junit_xml", "--junit-xml", write_junit),
+                             ("summary_md", "--summary-md", write_summary)):  # fmt: skip
+        if opts.get(key):
+            try:
+                written.append(str(write(result, opts[key])))
+            except OSError as exc:
+                raise click.UsageError(f"{flag} {opts[key]}: cannot write it ({exc})") from exc
     step = os.environ.get("GITHUB_STEP_SUMMARY")
     if step and not opts.get("no_step_summary"):
-        write_summary(result, step, append=True)
-        written.append("$GITHUB_STEP_SUMMARY")
+        try:
+            write_summary(result, step, append=True)
+            written.append("$GITHUB_STEP_SUMMARY")
+        except OSError as exc:
+            click.echo(f"warning: cannot append to $GITHUB_STEP_SUMMARY {step}: {exc}", err=True)
     return written
 
 

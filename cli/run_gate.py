@@ -89,13 +89,16 @@ class RunGate:
         """Refuse before the run what would refuse the scoring after it (exit 2)."""
         from cli.gate_opts import check_baseline
         from recordings.scenarios.lint import lint_arguments
-        from scorer_service.judge_need import JudgeRequiredError, require_judge
+        from scorer_service.config import ConfigError
+        from scorer_service.judge_need import require_judge
 
         check_baseline(self.db_path, self.spec)
         local = [s for s in scenarios if Path(s).exists()]
         try:
-            require_judge(self.config(), lint_arguments(local).scenarios if local else [])
-        except JudgeRequiredError as exc:
+            config = self.config()
+            config.validate()
+            require_judge(config, lint_arguments(local).scenarios if local else [])
+        except ConfigError as exc:
             raise click.UsageError(str(exc)) from exc
 
     def unreachable(self, reason: str, as_json: bool) -> NoReturn:

@@ -101,6 +101,21 @@ def test_bad_options_exit_2(tmp_path: Path, args: list[str], says: str) -> None:
     assert says in result.stderr
 
 
+def test_an_output_that_cannot_be_written_exits_2(tmp_path: Path) -> None:
+    db = str(tmp_path / "vae.db")
+    standard(Path(db))
+    (tmp_path / "a-file").write_text("")
+    target = tmp_path / "a-file" / "junit.xml"  # its folder is a file
+    result = invoke("gate", "2024", "--db", db, "--junit-xml", str(target))
+    assert result.exit_code == 2 and f"--junit-xml {target}: cannot write it" in result.stderr
+    blocked = tmp_path / "step-dir"
+    blocked.mkdir()
+    warned = invoke("gate", "2024", "--db", db, env={"GITHUB_STEP_SUMMARY": str(blocked)})
+    assert (
+        warned.exit_code == 3 and "warning: cannot append to $GITHUB_STEP_SUMMARY" in warned.stderr
+    )
+
+
 def test_unknown_run_and_missing_database_exit_2(tmp_path: Path) -> None:
     db = str(tmp_path / "vae.db")
     standard(Path(db))

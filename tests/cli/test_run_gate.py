@@ -91,6 +91,10 @@ async def test_run_refuses_before_running_what_the_gate_could_not_score(
     assert code == 2 and "--check runs nothing" in err
     code, _, err = await cli(*base, "--no-judge", "--baseline", "nope")
     assert code == 2 and "--baseline: no run matches 'nope'" in err
+    code, _, err = await cli(
+        *base, "--judge-base-url", "http://127.0.0.1:9/v1", "--max-unscored", "0"
+    )
+    assert code == 2 and "a judge base URL needs a judge model" in err
     with RecordingReader(bridge.db_path) as reader:
         assert reader.run_ids() == []  # the bridge was never asked to run
 
