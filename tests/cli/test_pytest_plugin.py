@@ -100,6 +100,7 @@ def test_the_example_suite_as_pytest_items_then_last_failed(workdir: Path) -> No
     assert sessions(workdir / "vae.db") == failing  # --lf narrowed the run itself
 
 
+@pytest.mark.timeout(600)
 def test_k_runs_only_the_selected_scenario(workdir: Path) -> None:
     want = expected()
     done = pytest_run(workdir, "--vae-suite", "examples/suite", "--vae-tts", "buzz",
@@ -109,6 +110,7 @@ def test_k_runs_only_the_selected_scenario(workdir: Path) -> None:
     assert sessions(workdir / "k.db") == ["restaurant_book_table"]  # one session, not all
 
 
+@pytest.mark.timeout(600)
 def test_unscored_items_are_errors_never_passes(workdir: Path) -> None:
     args = ["--vae-suite", "examples/suite", "--vae-tts", "buzz", "-k", "order_status_noisy"]
     done = pytest_run(workdir, *args, "--vae-no-judge", "--junitxml", "j.xml")
@@ -125,6 +127,7 @@ def test_unscored_items_are_errors_never_passes(workdir: Path) -> None:
     assert "1 error" in down.stdout and "scoring it failed: JudgeUnusableError" in down.stdout
 
 
+@pytest.mark.timeout(600)
 def test_calling_it_wrong(workdir: Path) -> None:
     missing = pytest_run(workdir, "--vae-suite", "nowhere")
     assert missing.returncode == 4 and "--vae-suite: " in missing.stderr
