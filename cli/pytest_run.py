@@ -138,13 +138,14 @@ def _request(suite: VaeSuite, items: list[ScenarioItem], where: Any) -> bridge_p
 
 
 def _read_cases(suite: VaeSuite) -> None:
-    from recordings.reader import RecordingReader
-    from scorer_service.gate import run_cases
-    from scorer_service.ledger import resolve_scoring
+    """Each scenario's verdict, through the one gate function (no thresholds: pytest's own
+    outcome is per item; the gate's verdict on the whole run is printed in the summary)."""
+    from scorer_service.gate import GateSpec, gate
 
-    with RecordingReader(suite.db_path) as reader:
-        scoring = resolve_scoring(reader, suite.scoring_id)
-        suite.cases = {c.name: c for c in run_cases(reader, suite.run_id, scoring)}
+    result = gate(suite.db_path, suite.run_id, GateSpec(), scoring_ref=suite.scoring_id)
+    suite.cases = {c.name: c for c in result.cases}
+    suite.verdict = [f"gate (no thresholds): {result.headline}"]
+    suite.verdict += [f"  {c.status:<9} {c.name}: {c.message}" for c in result.checks]
 
 
 def _reason(exc: BaseException, where: Any) -> str:

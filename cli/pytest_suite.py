@@ -132,6 +132,8 @@ class VaeSuite:
         self.run_status = ""
         self.scoring_id = ""
         self.cases: dict[str, Case] = {}
+        #: The gate's verdict on the run, for the terminal summary.
+        self.verdict: list[str] = []
         if config.args_source != pytest.Config.ArgsSource.ARGS:
             config.args[:] = [str(r) for r in self.roots]  # only the suites
         else:
@@ -177,6 +179,8 @@ class VaeSuite:
         if self.run_id:
             write(f"run {self.run_id} ({self.run_status}), scoring {self.scoring_id or 'none'}, "
                   f"database {self.db_path}")  # fmt: skip
+            for line in self.verdict:
+                write(line)
             write(f"report: vae report {self.run_id} --db {self.db_path} -o report.html")
             write(f"gate:   vae gate {self.run_id} --db {self.db_path} --min-success 0.8")
         if self.failure:
