@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from cli.common import STORE, json_option, print_json, setup_logging, shown
+from cli.gate_opts import gate_options
 
 if TYPE_CHECKING:
     from cli.demo_run import Progress
@@ -85,6 +86,7 @@ DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "examples" / "suite"
     envvar="VAE_ALLOW_UNSCORED",
     help="Exit 0 even when a gating signal is unscored (env VAE_ALLOW_UNSCORED).",
 )
+@gate_options(report=False)
 @json_option
 @click.option(
     "--log-level",
@@ -105,6 +107,7 @@ def demo_command(
     allow_unscored: bool,
     as_json: bool,
     log_level: str,
+    **gate_kw: Any,
 ) -> None:
     """Run the example suite end to end: bridge, bots, scorer, judge, report.
 
@@ -113,7 +116,11 @@ def demo_command(
 
     Exits 1 when the run did not complete or a gating signal is unscored
     (as vae rescore; --allow-unscored accepts the latter); scenarios that
-    fail their signals (the suite has five, on purpose) leave it 0.
+    fail their signals (the suite has five, on purpose) leave it 0. With gate
+    options (--min-success, --baseline, --junit-xml, ...) the run's scoring is
+    gated as `vae gate` does and the exit code is the gate's: 0 passed, 1
+    failed, 3 could not decide (a run that did not complete, unscored beyond
+    --max-unscored), 2 usage (docs/ci.md).
 
     --modality text runs the same suite as text turns and --clock virtual
     runs its audio on the virtual clock: the same verdicts, in a fraction
@@ -128,9 +135,20 @@ def demo_command(
       vae demo --clock virtual
     """
     from cli.demo_run import Progress, print_summary, run_demo_or_exit
+    from cli.gate_opts import (
+        check_baseline,
+        gate_active,
+        gate_spec,
+        pop_gate_options,
+        refuse_conflicts,
+    )
     from cli.rescore_verdict import unscored_exit
 
     setup_logging(log_level)
+    gate_opts = pop_gate_options(gate_kw)
+    refuse_conflicts(gate_opts, allow_unscored=allow_unscored)
+    spec = gate_spec(gate_opts) if gate_active(gate_opts) else None
+    check_baseline(db_path, spec)
     progress = Progress()
     try:
         result = run_demo_or_exit(
@@ -139,23 +157,38 @@ def demo_command(
     except KeyboardInterrupt:
         click.echo(_interrupted_line(progress, db_path), err=True)
         sys.exit(1)
+    except SystemExit as exc:
+        if spec is None or exc.code != 1:
+            raise
+        from cli.gate_hooks import could_not_score
+
+        run_id = progress.started[0] if progress.started else ""
+        could_not_score(db_path, run_id, 0, spec, gate_opts, "the demo stopped (see above)",
+                        as_json)  # fmt: skip
+    document = {
+        "run_id": result.run_id,
+        "run_status": result.run_status,
+        "run_error": result.run_error,
+        "scoring_id": result.scoring_id,
+        "database": shown(db_path),
+        "report": str(result.report),
+        "seconds": round(result.seconds, 1),
+        "modality": modality,
+        "clock": clock,
+        "summary": result.summary,
+        "sessions": result.sessions,
+        "baseline": result.baseline,
+    }
+    if spec is not None:
+        from cli.gate_output import evaluate, finish
+
+        if not as_json:
+            print_summary(result, db_path)
+        gated = evaluate(db_path, result.run_id, spec, gate_opts, scoring_id=result.scoring_id,
+                         report_file=result.report)  # fmt: skip
+        finish(gated, gate_opts, as_json=as_json, document=document)
     if as_json:
-        print_json(
-            {
-                "run_id": result.run_id,
-                "run_status": result.run_status,
-                "run_error": result.run_error,
-                "scoring_id": result.scoring_id,
-                "database": shown(db_path),
-                "report": str(result.report),
-                "seconds": round(result.seconds, 1),
-                "modality": modality,
-                "clock": clock,
-                "summary": result.summary,
-                "sessions": result.sessions,
-                "baseline": result.baseline,
-            }
-        )
+        print_json(document)
     else:
         print_summary(result, db_path)
     code = 0

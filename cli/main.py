@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "scores": "cli.scores_cmd:scores_group",
     "report": "cli.report_cmd:report_command",
     "compare": "cli.compare_cmd:compare_command",
+    "gate": "cli.gate_cmd:gate_command",
     "export": "cli.export_cmd:export_command",
     "bot": "cli.bot_cmd:bot_command",
     "judge": "cli.judge_cmd:judge_group",

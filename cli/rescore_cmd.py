@@ -30,6 +30,7 @@ from cli.common import (
     store_errors,
     token_option,
 )
+from cli.gate_opts import gate_options
 from cli.rescore_opts import judge_options, scoring_config
 
 if TYPE_CHECKING:
@@ -143,6 +144,7 @@ def _progress(disable: bool | None) -> tuple[Any, Any]:
     "started for this rescore), local, HOST:PORT of a Ray head or ray://HOST:PORT "
     "(env VAE_RAY; needs pip install 'vae[ray]'). Default: in this process.",
 )
+@gate_options()
 @db_option
 @token_option
 @json_option
@@ -159,7 +161,10 @@ def rescore_command(**kw: Any) -> None:
     Progress goes to stderr. Scenarios that need a judge (NL
     assertions, NL_ASSERTION/JUDGE_PASSED gating) are refused without one
     unless --no-judge; exits 1 when a gating signal is unscored unless
-    --allow-unscored (see docs/scoring.md).
+    --allow-unscored (see docs/scoring.md). With gate options (--min-success,
+    --baseline, --junit-xml, ...) the new scoring is gated as `vae gate` does
+    and the exit code is the gate's: 0 passed, 1 failed, 3 could not decide
+    (also when the judge cannot be used), 2 usage (docs/ci.md).
 
     \b
     Examples:
@@ -177,6 +182,14 @@ def rescore_command(**kw: Any) -> None:
 
     import grpc
 
+    from cli.gate_hooks import could_not_score, gate_scoring, started_ns
+    from cli.gate_opts import (
+        check_baseline,
+        gate_active,
+        gate_spec,
+        pop_gate_options,
+        refuse_conflicts,
+    )
     from cli.scores_cmd import emit_scoring
     from recordings.errors import ScenarioError
     from scorer_service.config import ConfigError
@@ -186,6 +199,11 @@ def rescore_command(**kw: Any) -> None:
     from scorer_service.wire_client import remote_rescore
 
     setup_logging(kw["log_level"])
+    gate_opts = pop_gate_options(kw)
+    refuse_conflicts(gate_opts, allow_unscored=kw["allow_unscored"], fail_under=kw["fail_under"])
+    spec = gate_spec(gate_opts) if gate_active(gate_opts) else None
+    check_baseline(kw["db_path"], spec)
+    since = started_ns()
     config = scoring_config(kw)
     asr, judge = config.transcription, config.judge
     if asr.enabled and judge.enabled and not judge.include_conversation:
@@ -229,6 +247,10 @@ def rescore_command(**kw: Any) -> None:
     except (ConfigError, ScenarioError, RescoreError) as exc:
         raise click.UsageError(str(exc)) from exc
     except JudgeUnusableError as exc:
+        if spec is not None:
+            bar.close()
+            could_not_score(kw["db_path"], kw["run_ref"], since, spec, gate_opts, str(exc),
+                            kw["as_json"])  # fmt: skip
         from cli import rescore_verdict
 
         click.echo(rescore_verdict.judge_unusable_line(str(exc)), err=True)
@@ -239,14 +261,19 @@ def rescore_command(**kw: Any) -> None:
     except grpc.aio.AioRpcError as exc:
         if exc.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT):
             raise click.UsageError(exc.details() or str(exc.code())) from exc
-        click.echo(
-            f"error: scorer {kw['scorer_addr']}: {exc.code().name}: {exc.details()}", err=True
-        )
+        reason = f"scorer {kw['scorer_addr']}: {exc.code().name}: {exc.details()}"
+        if spec is not None:
+            bar.close()
+            could_not_score(kw["db_path"], kw["run_ref"], since, spec, gate_opts, reason,
+                            kw["as_json"])  # fmt: skip
+        click.echo(f"error: {reason}", err=True)
         sys.exit(1)
     finally:
         bar.close()
         if runner is not None:
             runner.close()
+    if spec is not None:
+        gate_scoring(kw["db_path"], scoring, outcomes, spec, gate_opts, kw["as_json"])
     emit_scoring(scoring, outcomes, kw["as_json"])
     from cli import rescore_verdict
 

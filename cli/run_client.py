@@ -107,7 +107,10 @@ async def run(
     request: Any,
     as_json: bool,
     started: list[str] | None = None,
+    document: dict[str, Any] | None = None,
 ) -> int:
+    """Run and print; with ``document`` (``vae run --json`` with a gate) the run's JSON is
+    put there for the caller to print with the gate's, instead of printed."""
     async with client_channel(address, token=token, tls_ca=tls_ca) as channel:
         stub = bridge_pb2_grpc.BridgeServiceStub(channel)
         response = await start_run(stub, request, started if started is not None else [])
@@ -138,7 +141,9 @@ async def run(
             raise
         final = (await stub.GetRun(bridge_pb2.GetRunRequest(run_id=run.run_id))).run
     status = STATUS.get(final.status, "")
-    if as_json:
+    if as_json and document is not None:
+        document.update(_run_json(final))
+    elif as_json:
         print_json(_run_json(final))
     else:
         rows = summary_rows(final)

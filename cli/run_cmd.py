@@ -20,6 +20,7 @@ import click
 
 from cli.common import json_option, log_level_option, setup_logging, token_option
 from cli.replay_opts import replay_options
+from cli.run_gate import run_gate_options
 
 
 @click.command("run")
@@ -158,6 +159,7 @@ from cli.replay_opts import replay_options
 )
 @click.option("--connector-options", default="{}", help="Connector options as a JSON object.")
 @replay_options
+@run_gate_options
 @json_option
 @log_level_option
 def run_command(
@@ -185,6 +187,10 @@ def run_command(
     connector or the waiting bots cannot follow them. `--replay RUN` plays
     the recorded callers of RUN, turn by turn, to the agent (only an agent bot
     or `--agent-connector` is needed), then compare: `vae compare RUN NEW`.
+    With gate options (--min-success, --baseline, --junit-xml, ...) the run is
+    then scored on --db (the bridge's database) and gated as `vae gate` does;
+    the exit code is the gate's: 0 passed, 1 failed, 3 could not decide, 2
+    usage (docs/ci.md).
 
     \b
     Examples:
@@ -194,6 +200,7 @@ def run_command(
       vae run my-scenarios/ --concurrency 2 --tag nightly --json
       vae run --resume 2026-12-02 --check
       vae run --replay 2026-12-02 --replay-scenario airline_wrong_date
+      vae run examples/suite --db vae.db --min-success 0.5 --junit-xml vae-junit.xml
     """
     import asyncio
 
@@ -201,10 +208,14 @@ def run_command(
 
     from cli import run_client, run_summary
     from cli.replay_opts import replay_fields
+    from cli.run_gate import RunGate
     from cli.run_request import start_run_request
     from cli.validate_cmd import refuse_invalid
 
     setup_logging(log_level)
+    gate = RunGate.take(opts)
+    if gate is not None and check:
+        raise click.UsageError("--check runs nothing: it cannot be combined with gate options")
     if check and not resume:
         raise click.UsageError("--check needs --resume RUN")
     if resume and opts["repeat"] is not None:
@@ -219,15 +230,23 @@ def run_command(
     except json.JSONDecodeError as exc:
         raise click.BadParameter(str(exc), param_hint="--connector-options") from exc
     refuse_invalid(scenarios)
+    if gate is not None:
+        gate.precheck(scenarios)
     request = start_run_request(
         scenarios, tags, opts, run_id=run_id, resume=resume, check=check, replay=replay
     )
     started: list[str] = []
     try:
-        code = asyncio.run(run_client.run(address, token, tls_ca, request, as_json, started))
+        document = gate.document if gate is not None and as_json else None
+        code = asyncio.run(
+            run_client.run(address, token, tls_ca, request, as_json, started, document)
+        )
     except grpc.aio.AioRpcError as exc:
         if exc.code() in run_client.USAGE_CODES:
             raise click.UsageError(exc.details() or str(exc.code())) from exc
+        if gate is not None:
+            gate.unreachable(f"the bridge at {address}: {exc.code().name}: {exc.details()}",
+                             as_json)  # fmt: skip
         if exc.code() == grpc.StatusCode.UNAVAILABLE:
             hint = (
                 "check that --tls-ca (VAE_TLS_CA) is the CA of the bridge's certificate"
@@ -249,4 +268,6 @@ def run_command(
     except KeyboardInterrupt:
         click.echo(run_summary.interrupted_line(started[0] if started else ""), err=True)
         sys.exit(1)
+    if gate is not None and started:
+        gate.finish(started[0], token, tls_ca, as_json)
     sys.exit(code)

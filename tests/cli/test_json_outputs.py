@@ -29,10 +29,11 @@ ROOT = Path(__file__).resolve().parents[2]
 NO_AUDIO = ["--only", "action_match", "--only", "db_state_match", "--only", "clean_exit"]
 # compare: tests/cli/test_compare_cmd.py; import calls: tests/cli/test_replay_cmd.py;
 # label, labels import|list: tests/cli/test_label_cmd.py; scores agree: tests/cli/test_agree_cmd.py;
-# review (serves until stopped): tests/scorer_service/review/helpers.py.
+# review (serves until stopped): tests/scorer_service/review/helpers.py;
+# gate: tests/cli/test_gate_cmd.py.
 COVERED_ELSEWHERE = {
     "run", "demo", "import nemo", "compare", "import calls", "label", "labels import",
-    "labels list", "scores agree", "review",
+    "labels list", "scores agree", "review", "gate",
 }  # fmt: skip
 COVERED_HERE = {
     "runs list", "runs show", "rescore", "scores list", "scores show", "scores diff", "report",
