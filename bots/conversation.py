@@ -81,15 +81,23 @@ class SpeechResult:
 
 @dataclass
 class PeerTranscripts:
-    """What the peer said, as forwarded by the bridge when sharing is on."""
+    """What the peer said, as forwarded by the bridge when sharing is on.
+
+    ``on_text`` (set by a brain that reports what it heard) runs for each line
+    as it is received, before the next message is read: on the virtual clock
+    its report is then part of the step that brought the line.
+    """
 
     texts: list[str] = field(default_factory=list)
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+    on_text: Callable[[str], Awaitable[None]] | None = None
 
     async def add(self, text: str) -> None:
         async with self.changed:
             self.texts.append(text)
             self.changed.notify_all()
+        if self.on_text is not None:
+            await self.on_text(text)
 
 
 Emit = Callable[[common_pb2.BotEvent], Awaitable[None]]

@@ -3,7 +3,9 @@
 A scripted agent has no recogniser; what it "hears" is the caller's own
 transcript, which the bridge forwards when the run shares transcripts
 (``vae run --share-transcripts``; ``vae demo`` does). Each forwarded line is
-reported back as a HEARD transcript as it arrives — the caller's words as
+reported back as a HEARD transcript as it is received (a hook on the peer's
+lines, not a task of its own, so on the virtual clock the report belongs to
+the step that brought the line) — the caller's words as
 delivered, so the scorer's HEARD_CORRECTLY sees a perfect listener — unless
 the script step that answers that turn says otherwise: ``heard: "..."`` on an
 agent step is what it reports for the caller's preceding turn (once, for the
@@ -30,9 +32,9 @@ class HeardReporter:
         #: The scripted text for the turn now being heard (None: as delivered).
         self._override: str | None = None
         self._used = False
-        self._seen = 0
         if self.enabled:
             conv.reports_heard = True
+            conv.peer.on_text = self._received
 
     async def explain_silence(self) -> None:
         if not self.enabled:
@@ -53,18 +55,10 @@ class HeardReporter:
             await self.conv.heard(self._override)
         self._override = None
 
-    async def run(self) -> None:
-        """Report each forwarded caller line as it arrives (runs until cancelled)."""
-        if not self.enabled:
-            return
-        peer = self.conv.peer
-        while True:
-            async with peer.changed:
-                await peer.changed.wait_for(lambda: len(peer.texts) > self._seen)
-                new, self._seen = peer.texts[self._seen :], len(peer.texts)
-            for text in new:
-                if self._override is None:
-                    await self.conv.heard(text)
-                elif not self._used:  # the scripted text stands for the whole turn
-                    self._used = True
-                    await self.conv.heard(self._override)
+    async def _received(self, text: str) -> None:
+        """A forwarded caller line: report it, or the step's scripted text instead."""
+        if self._override is None:
+            await self.conv.heard(text)
+        elif not self._used:  # the scripted text stands for the whole turn
+            self._used = True
+            await self.conv.heard(self._override)

@@ -27,7 +27,6 @@ text it reports for the caller's preceding turn and then acts on.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -163,12 +162,11 @@ async def play_script(conv: Conversation) -> None:
     if conv.info.role != "agent":
         await _play(conv, script, None)
         return
+    # The agent keeps hearing (and reporting) after its script ends, until the call
+    # does: its ears are a hook on the lines the bridge forwards (bots.hearing).
     ears = HeardReporter(conv)
     await ears.explain_silence()
-    # The agent keeps hearing (and reporting) after its script ends, until the call does.
-    async with asyncio.TaskGroup() as tg:
-        tg.create_task(ears.run())
-        await _play(conv, script, ears)
+    await _play(conv, script, ears)
 
 
 async def _play(conv: Conversation, script: Script, ears: HeardReporter | None) -> None:
