@@ -80,6 +80,18 @@ _ASR_OPTIONS: list[tuple[str, dict[str, Any], str]] = [
 ]  # fmt: skip
 
 
+def asr_defaults() -> dict[str, Any]:
+    """The transcription keywords at their defaults, for callers without those options.
+
+    ``vae run``'s gate scores what it just recorded without a transcription
+    stage; ``vae rescore --transcribe`` adds one to an existing run.
+    """
+    return {
+        flag.removeprefix("--").replace("-", "_"): kwargs.get("default", False)
+        for flag, kwargs, _ in _ASR_OPTIONS
+    }
+
+
 def judge_options(f: Any) -> Any:
     """Declare every judge and transcription option on ``f`` (in the order of the lists)."""
     for flag, kwargs, help_text in reversed([*_JUDGE_OPTIONS, *_ASR_OPTIONS]):

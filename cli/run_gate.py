@@ -80,9 +80,9 @@ class RunGate:
         return cls(db_path, scorer, gate_spec(opts), opts, judge_kw)
 
     def config(self) -> ScoringConfig:
-        from cli.rescore_opts import scoring_config
+        from cli.rescore_opts import asr_defaults, scoring_config
 
-        return scoring_config({**self.judge_kw, "scorers": (), "overrides": None,
+        return scoring_config({**asr_defaults(), **self.judge_kw, "scorers": (), "overrides": None,
                                "strict_match": None, "min_agent_turns": None,
                                "end_policy": None, "label": "vae run (gate)"})  # fmt: skip
 
