@@ -24,6 +24,10 @@ for room and later writes are dropped at once without raising or queueing
 (see :mod:`recordings.writer_faults`).
 
 :func:`dumps` lives here so every layer of writes encodes JSON columns alike.
+Text is stored as valid Unicode whatever a bot sent: a lone surrogate (which
+JSON's ``\ud800`` escape decodes to, from a connector's socket or a bot's
+file) cannot be encoded as UTF-8 and would fail the whole batch it is in, so
+:func:`clean_row` replaces it with U+FFFD before the row is queued.
 """
 
 from __future__ import annotations
@@ -51,7 +55,25 @@ log = logging.getLogger("vae.recordings.writer")
 
 def dumps(value: object) -> str:
     """A JSON column's text: compact, UTF-8 kept, anything else as ``str``."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    return clean_text(json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str))
+
+
+def clean_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD (pairs are joined)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def clean_row(row: Row) -> Row:
+    """``row`` with its text made storable (see the module docstring)."""
+    if any(isinstance(v, str) and not v.isascii() for v in row):
+        return tuple(clean_text(v) if isinstance(v, str) else v for v in row)
+    return row
 
 
 class BatchWriter:
@@ -174,15 +196,15 @@ class BatchWriter:
     # ------------------------------------------------------------ submission
     async def execute(self, sql: str, row: Row = ()) -> None:
         """Queue one row of one statement (awaits when the queue is full)."""
-        await self._put(Write(sql, row))
+        await self._put(Write(sql, clean_row(row)))
 
     async def executemany(self, sql: str, rows: Sequence[Row]) -> None:
         for row in rows:
-            await self._put(Write(sql, row))
+            await self._put(Write(sql, clean_row(row)))
 
     def execute_nowait(self, sql: str, row: Row = ()) -> None:
         """Queue one row without ever waiting (for real-time callers)."""
-        self._put_nowait(Write(sql, row))
+        self._put_nowait(Write(sql, clean_row(row)))
 
     async def _put(self, item: Item) -> None:
         # A failure ends the wait: the committer has stopped and frees no more space.
