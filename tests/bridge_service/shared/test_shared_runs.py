@@ -1,0 +1,171 @@
+"""Several bridges on one PostgreSQL store serve one run, as users run them.
+
+Two real ``vae bridge serve --share-runs`` processes on one database (the
+test's own PostgreSQL server), each with its own reference bots (``vae bot
+user`` and ``vae bot agent``, two conversations at once each), and ``vae
+run`` started at the first bridge:
+
+- the example suite completes; every scenario is recorded exactly once; both
+  bridges recorded sessions (the identity each attempt carries), and the run
+  at the first bridge saw every session, wherever it was served;
+- the second bridge killed with SIGKILL while it serves sessions: the first
+  gives them up within the lease (``bridge_lost``, naming the dead bridge),
+  retries them with its own bots, and the run completes;
+- ``--share-runs`` on an SQLite file is refused with a usage error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recordings.reader import RecordingReader
+from tests.helpers import ROOT, wait_until
+
+SUITE = ROOT / "examples" / "suite"
+
+
+async def spawn(*args: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "cli.main", *args,
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+
+
+async def start_shared_bridge(url: str) -> tuple[asyncio.subprocess.Process, str]:
+    bridge = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "cli.main", "bridge", "serve", "--address", "127.0.0.1:0",
+        "--db", url, "--share-runs", "--log-level", "warning", "--final-state-timeout", "2",
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert bridge.stdout is not None
+    line = await asyncio.wait_for(bridge.stdout.readline(), 30)
+    assert line.startswith(b"vae bridge listening on "), line
+    shared = await asyncio.wait_for(bridge.stdout.readline(), 10)
+    assert b"sharing runs" in shared, shared
+    return bridge, line.decode().rsplit(" ", 1)[1].strip()
+
+
+async def start_bots(address: str, concurrency: int = 2) -> list[asyncio.subprocess.Process]:
+    return [
+        await spawn("bot", role, "--bridge", address, "--concurrency", str(concurrency))
+        for role in ("user", "agent")
+    ]
+
+
+async def stop(procs: list[asyncio.subprocess.Process]) -> None:
+    for proc in procs:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGTERM)
+    for proc in procs:
+        _out, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert b"Traceback" not in (err or b""), err.decode()[-3000:]
+
+
+def live_at(url: str, address: str) -> int:
+    """Sessions running at the bridge on ``address`` whose audio is being recorded."""
+    with RecordingReader(url) as reader:
+        return sum(
+            1
+            for run_id in reader.run_ids()
+            for s in reader.sessions(run_id)
+            if str(s.status) == "running"
+            and reader.session_bridges(run_id).get(s.session_id, {}).get("address") == address
+            and reader.channel_rates(s.session_id)
+        )
+
+
+def jobs_left(url: str) -> int:
+    with RecordingReader(url) as reader:
+        return int(reader.conn.execute("SELECT COUNT(*) FROM session_jobs").fetchone()[0])
+
+
+@pytest.mark.timeout(420)
+async def test_two_bridges_on_one_database_serve_one_run(pg_url: str) -> None:
+    expected = len(list(SUITE.glob("*.yaml")))
+    first, at_first = await start_shared_bridge(pg_url)
+    second, at_second = await start_shared_bridge(pg_url)
+    bots = [*await start_bots(at_first), *await start_bots(at_second)]
+    try:
+        run = await spawn("run", str(SUITE), "--bridge", at_first, "--concurrency", "4", "--json")
+        out, err = await asyncio.wait_for(run.communicate(), 300)
+        assert run.returncode == 0, err.decode()[-3000:]
+        doc: dict[str, Any] = json.loads(out)
+        shown = await spawn("runs", "show", doc["run_id"], "--db", pg_url, "--json")
+        shown_out, _ = await asyncio.wait_for(shown.communicate(), 60)
+    finally:
+        await stop(bots)
+        await stop([first, second])
+    assert doc["status"] == "completed" and doc["scenarios_done"] == expected, doc["error"]
+    sessions = doc["sessions"]
+    # Every scenario recorded exactly once: no attempt ran twice, none was retried.
+    assert sorted(s["scenario"] for s in sessions) == sorted(p.stem for p in SUITE.glob("*.yaml"))
+    assert len({s["session_id"] for s in sessions}) == expected
+    served = {s["session_id"]: s["bridge"]["address"] for s in sessions}
+    assert set(served.values()) == {at_first, at_second}, "both bridges recorded sessions"
+    in_store = {s["session_id"]: s["bridge"]["address"] for s in json.loads(shown_out)["sessions"]}
+    assert in_store == served
+    with RecordingReader(pg_url) as reader:
+        for s in reader.sessions(doc["run_id"]):
+            assert len(reader.channel_rates(s.session_id)) == 4, s.session_id
+    assert jobs_left(pg_url) == 0
+
+
+@pytest.mark.timeout(420)
+async def test_a_bridge_killed_mid_session_its_sessions_are_retried_at_the_other(
+    pg_url: str,
+) -> None:
+    scenarios = sorted(SUITE.glob("*.yaml"))[:3]
+    first, at_first = await start_shared_bridge(pg_url)
+    second, at_second = await start_shared_bridge(pg_url)
+    # Only the second bridge has bots at first: it takes the run's sessions.
+    second_bots = await start_bots(at_second, 3)
+    first_bots: list[asyncio.subprocess.Process] = []
+    try:
+        run = await spawn("run", *map(str, scenarios), "--bridge", at_first, "--concurrency", "3",
+                          "--retry-backoff", "0.5", "--json")  # fmt: skip
+        await wait_until(lambda: live_at(pg_url, at_second) >= 1, 90,
+                         "a live session at the second bridge", alive=[first, second])  # fmt: skip
+        second.send_signal(signal.SIGKILL)
+        await second.wait()
+        first_bots = await start_bots(at_first, 3)
+        out, err = await asyncio.wait_for(run.communicate(), 240)
+        assert run.returncode == 0, err.decode()[-3000:]
+        doc: dict[str, Any] = json.loads(out)
+    finally:
+        await stop([*first_bots, *second_bots])
+        await stop([first])
+    assert doc["status"] == "completed" and doc["scenarios_done"] == len(scenarios)
+    lost = [s for s in doc["sessions"] if s["stop_reason"] == "bridge_lost"]
+    assert lost, "the killed bridge held sessions"
+    for s in lost:
+        assert s["bridge"]["address"] == at_second and s["status"] == "superseded"
+        assert at_second in s["stop_detail"] and "beat nothing" in s["stop_detail"]
+    latest = [s for s in doc["sessions"] if s["status"] != "superseded"]
+    assert len(latest) == len(scenarios)
+    assert all(s["bridge"]["address"] == at_first for s in latest)
+    assert all(s["stop_reason"] in ("end_tool", "user_hang_up") for s in latest)
+    retried = [s for s in latest if s["retry_reason"].startswith("bridge_lost")]
+    assert len(retried) == len(lost)
+
+
+async def test_share_runs_on_sqlite_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "vae.db"
+    proc = await spawn("bridge", "serve", "--address", "127.0.0.1:0", "--db", str(db),
+                       "--share-runs")  # fmt: skip
+    _out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 2, err.decode()
+    assert b"--share-runs" in err and b"PostgreSQL" in err and b"Traceback" not in err
+    assert not db.exists(), "nothing was created"
