@@ -254,11 +254,8 @@ class RunExecutor:
         endpoints: dict[Side, SideEndpoint],
         replayed: SideEndpoint | None = None,
     ) -> SessionResult:
-        """Run an attempt whose sides are at hand: at a worker, else in this process.
-
-        Also how a bridge sharing runs serves an attempt it claimed for another
-        bridge's run (``bridge_service.shared``).
-        """
+        """Run an attempt whose sides are at hand: at a worker, else in this process
+        (also an attempt claimed from the shared queue: ``bridge_service.shared``)."""
         scenario, attempt, session_id = plan.scenario, plan.attempt, plan.session_id
         if self.dispatch is not None and replayed is None:
             try:

@@ -22,14 +22,14 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import Any
 
 from bridge_service.attempt_report import record_unrun_row
 from bridge_service.config import RunSettings, StopReason
+from bridge_service.connectors.base import SideEndpoint
 from bridge_service.dispatch import LiveSession
 from bridge_service.pairing import PairingPool
 from bridge_service.plan import SessionPlan
-from bridge_service.run_exec import RunCancelled, RunExecutor
+from bridge_service.run_exec import RunCancelled, RunExecutor, close_endpoints
 from bridge_service.run_model import RunState
 from bridge_service.shared.presence import Presence
 from recordings import session_jobs
@@ -94,20 +94,30 @@ class Taker:
         tg.create_task(self._serve(job, endpoints), name=f"shared:{job.session_id}")
         return True
 
-    async def _serve(self, job: SessionJob, endpoints: dict[Side, Any]) -> None:
-        run, plan = self._plan(job)
-        log.info("serving %s of run %s for another bridge", job.session_id, job.run_id)
+    async def _serve(self, job: SessionJob, endpoints: dict[Side, SideEndpoint]) -> None:
+        """Serve one claimed attempt; whatever happens, the job ends (never this task group)."""
+        log.info("serving %s of run %s (queued by %s)", job.session_id, job.run_id, job.owner)
         try:
-            await self.executor.serve_paired(run, plan, endpoints)
-        except RunCancelled:  # ended before it started (at a worker): say so
-            detail = "ended before it started"
-            await record_unrun_row(self.executor.writer, plan, StopReason.CANCELLED, detail)
+            try:
+                run, plan = self._plan(job)
+            except Exception:
+                # A job this vae cannot read (another version queued it): done, with no
+                # session recorded; its owner records that and retries it.
+                log.exception("%s: cannot read the queued attempt", job.session_id)
+                await close_endpoints(endpoints)
+            else:
+                try:
+                    await self.executor.serve_paired(run, plan, endpoints)
+                except RunCancelled:  # ended before it started (at a worker): say so
+                    detail = "ended before it started"
+                    await record_unrun_row(self.executor.writer, plan, StopReason.CANCELLED, detail)
+            await session_jobs.finish(self.executor.writer, job.session_id, self.presence.bridge_id)
         except StoreError:
-            return  # the store failed: the owner gives the job up when this bridge stops beating
+            pass  # the store failed: the owner gives the job up once this bridge stops beating
+        except Exception:
+            log.exception("%s: serving it failed", job.session_id)
         finally:
             self.serving.pop(job.session_id, None)
-        with contextlib.suppress(StoreError):
-            await session_jobs.finish(self.executor.writer, job.session_id, self.presence.bridge_id)
 
     def _plan(self, job: SessionJob) -> tuple[RunState, SessionPlan]:
         doc = job.plan
