@@ -10,7 +10,10 @@ run`` started at the first bridge:
   at the first bridge saw every session, wherever it was served;
 - the second bridge killed with SIGKILL while it serves sessions: the first
   gives them up within the lease (``bridge_lost``, naming the dead bridge),
-  retries them with its own bots, and the run completes;
+  retries them with its own bots, and the run completes; stopped with
+  SIGTERM instead, the second ends them ``bridge_lost`` itself, and the same;
+- Ctrl-C on ``vae run`` at the first bridge cancels the sessions the second
+  one serves;
 - ``--share-runs`` on an SQLite file is refused with a usage error.
 """
 
@@ -124,8 +127,9 @@ async def test_two_bridges_on_one_database_serve_one_run(pg_url: str) -> None:
 
 
 @pytest.mark.timeout(420)
-async def test_a_bridge_killed_mid_session_its_sessions_are_retried_at_the_other(
-    pg_url: str,
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM], ids=["killed", "stopped"])
+async def test_a_bridge_killed_or_stopped_mid_session_its_sessions_are_retried_at_the_other(
+    pg_url: str, how: signal.Signals
 ) -> None:
     scenarios = sorted(SUITE.glob("*.yaml"))[:3]
     first, at_first = await start_shared_bridge(pg_url)
@@ -138,8 +142,9 @@ async def test_a_bridge_killed_mid_session_its_sessions_are_retried_at_the_other
                           "--retry-backoff", "0.5", "--json")  # fmt: skip
         await wait_until(lambda: live_at(pg_url, at_second) >= 1, 90,
                          "a live session at the second bridge", alive=[first, second])  # fmt: skip
-        second.send_signal(signal.SIGKILL)
-        await second.wait()
+        second.send_signal(how)
+        code = await asyncio.wait_for(second.wait(), 60)
+        assert code == (0 if how is signal.SIGTERM else -signal.SIGKILL)
         first_bots = await start_bots(at_first, 3)
         out, err = await asyncio.wait_for(run.communicate(), 240)
         assert run.returncode == 0, err.decode()[-3000:]
@@ -152,7 +157,10 @@ async def test_a_bridge_killed_mid_session_its_sessions_are_retried_at_the_other
     assert lost, "the killed bridge held sessions"
     for s in lost:
         assert s["bridge"]["address"] == at_second and s["status"] == "superseded"
-        assert at_second in s["stop_detail"] and "beat nothing" in s["stop_detail"]
+        assert at_second in s["stop_detail"]
+        # Killed: the run's bridge gave it up after the lease; stopped: the bridge said so.
+        said = "beat nothing for" if how is signal.SIGKILL else "shut down"
+        assert said in s["stop_detail"], s["stop_detail"]
     latest = [s for s in doc["sessions"] if s["status"] != "superseded"]
     assert len(latest) == len(scenarios)
     assert all(s["bridge"]["address"] == at_first for s in latest)
@@ -169,3 +177,29 @@ async def test_share_runs_on_sqlite_is_refused(tmp_path: Path) -> None:
     assert proc.returncode == 2, err.decode()
     assert b"--share-runs" in err and b"PostgreSQL" in err and b"Traceback" not in err
     assert not db.exists(), "nothing was created"
+
+
+@pytest.mark.timeout(300)
+async def test_ctrl_c_at_the_runs_bridge_cancels_its_sessions_at_the_other(pg_url: str) -> None:
+    """CancelRun reaches sessions another bridge serves (through the store, at its next beat)."""
+    scenarios = sorted(SUITE.glob("airline_*.yaml"))[:2]
+    first, at_first = await start_shared_bridge(pg_url)
+    second, at_second = await start_shared_bridge(pg_url)
+    bots = await start_bots(at_second)
+    try:
+        run = await spawn("run", *map(str, scenarios), "--bridge", at_first, "--concurrency", "2")
+        await wait_until(lambda: live_at(pg_url, at_second) == 2, 90,
+                         "both live at the second bridge", alive=[first, second])  # fmt: skip
+        run.send_signal(signal.SIGINT)
+        _out, err = await asyncio.wait_for(run.communicate(), 60)
+        assert run.returncode == 1 and b"Traceback" not in err, err.decode()[-2000:]
+        shown = await spawn("runs", "show", "20", "--db", pg_url, "--json")
+        shown_out, _ = await asyncio.wait_for(shown.communicate(), 60)
+    finally:
+        await stop(bots)
+        await stop([first, second])
+    doc = json.loads(shown_out)
+    assert doc["status"] == "cancelled"
+    assert [s["stop_reason"] for s in doc["sessions"]] == ["cancelled", "cancelled"]
+    assert {s["bridge"]["address"] for s in doc["sessions"]} == {at_second}
+    assert jobs_left(pg_url) == 0
