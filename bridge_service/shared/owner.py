@@ -40,6 +40,7 @@ from bridge_service.workers.dispatch import recorded_end
 from recordings import session_jobs
 from recordings.errors import StoreError
 from recordings.locator import StoreRef
+from recordings.reader import RecordingReader
 from recordings.session_jobs import CLAIMED, DONE, LOST, QUEUED, SessionJob
 from recordings.writer import RecordingWriter
 
@@ -145,7 +146,8 @@ class Owner:
                 started = True
             if view is not None and state == DONE:
                 why = "the bridge serving it reported it done but recorded no end"
-                return await self._end(served, StopReason.BRIDGE_LOST, why), served
+                result = await self._end(served, StopReason.BRIDGE_LOST, why)
+                return result, await self._as_recorded(served)
             claimer = view.claimed_by if view is not None else ""
             if (
                 state == CLAIMED
@@ -187,6 +189,18 @@ class Owner:
         silent = self.presence.silent_for(claimer)
         how = "left" if silent == float("inf") else f"beat nothing for {silent:.1f} s"
         return f"the bridge at {label} serving it {how}; it is retried at a live bridge"
+
+    async def _as_recorded(self, served: SessionPlan) -> SessionPlan:
+        """``served`` with the process that recorded it (a worker of the claiming bridge)."""
+
+        def read() -> dict[str, Any] | None:
+            with RecordingReader(self.db_path) as reader:
+                return reader.session_bridges(served.run_id).get(served.session_id)
+
+        recorded = await asyncio.to_thread(read)
+        if recorded is None:
+            return served
+        return replace(served, served_by=BridgeIdentity.from_dict(recorded))
 
     async def _end(self, plan: SessionPlan, reason: StopReason, detail: str) -> SessionResult:
         return await recorded_end(self.writer, self.db_path, plan, reason, detail)

@@ -45,10 +45,11 @@ async def spawn(*args: str) -> asyncio.subprocess.Process:
     )  # fmt: skip
 
 
-async def start_shared_bridge(url: str) -> tuple[asyncio.subprocess.Process, str]:
+async def start_shared_bridge(url: str, *extra: str) -> tuple[asyncio.subprocess.Process, str]:
     bridge = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "cli.main", "bridge", "serve", "--address", "127.0.0.1:0",
         "--db", url, "--share-runs", "--log-level", "warning", "--final-state-timeout", "2",
+        *extra,
         cwd=ROOT,
         stdout=asyncio.subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -56,6 +57,8 @@ async def start_shared_bridge(url: str) -> tuple[asyncio.subprocess.Process, str
     assert bridge.stdout is not None
     line = await asyncio.wait_for(bridge.stdout.readline(), 30)
     assert line.startswith(b"vae bridge listening on "), line
+    if "--workers" in extra:
+        await asyncio.wait_for(bridge.stdout.readline(), 10)  # "and N worker processes …"
     shared = await asyncio.wait_for(bridge.stdout.readline(), 10)
     assert b"sharing runs" in shared, shared
     return bridge, line.decode().rsplit(" ", 1)[1].strip()
@@ -99,7 +102,8 @@ def jobs_left(url: str) -> int:
 async def test_two_bridges_on_one_database_serve_one_run(pg_url: str) -> None:
     expected = len(list(SUITE.glob("*.yaml")))
     first, at_first = await start_shared_bridge(pg_url)
-    second, at_second = await start_shared_bridge(pg_url)
+    # The second one with a worker per core: what it claims runs at its workers.
+    second, at_second = await start_shared_bridge(pg_url, "--workers", "2")
     bots = [*await start_bots(at_first), *await start_bots(at_second)]
     try:
         run = await spawn("run", str(SUITE), "--bridge", at_first, "--concurrency", "4", "--json")
@@ -116,9 +120,13 @@ async def test_two_bridges_on_one_database_serve_one_run(pg_url: str) -> None:
     # Every scenario recorded exactly once: no attempt ran twice, none was retried.
     assert sorted(s["scenario"] for s in sessions) == sorted(p.stem for p in SUITE.glob("*.yaml"))
     assert len({s["session_id"] for s in sessions}) == expected
-    served = {s["session_id"]: s["bridge"]["address"] for s in sessions}
-    assert set(served.values()) == {at_first, at_second}, "both bridges recorded sessions"
-    in_store = {s["session_id"]: s["bridge"]["address"] for s in json.loads(shown_out)["sessions"]}
+    served = {s["session_id"]: s["bridge"] for s in sessions}
+    bridges = {b["front_door"] or b["address"] for b in served.values()}
+    assert bridges == {at_first, at_second}, "both bridges recorded sessions"
+    at_workers = [b for b in served.values() if b["front_door"] == at_second]
+    assert at_workers and all(b["worker"] in (1, 2) for b in at_workers)
+    assert all(b["worker"] is None for b in served.values() if b["address"] == at_first)
+    in_store = {s["session_id"]: s["bridge"] for s in json.loads(shown_out)["sessions"]}
     assert in_store == served
     with RecordingReader(pg_url) as reader:
         for s in reader.sessions(doc["run_id"]):
