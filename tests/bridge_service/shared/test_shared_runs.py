@@ -177,10 +177,19 @@ async def test_a_bridge_killed_or_stopped_mid_session_its_sessions_are_retried_a
     assert len(retried) == len(lost)
 
 
-async def test_share_runs_on_sqlite_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("way", ["flag", "env"])
+async def test_share_runs_on_sqlite_is_refused(tmp_path: Path, way: str) -> None:
     db = tmp_path / "vae.db"
-    proc = await spawn("bridge", "serve", "--address", "127.0.0.1:0", "--db", str(db),
-                       "--share-runs")  # fmt: skip
+    args = ["bridge", "serve", "--address", "127.0.0.1:0", "--db", str(db)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if way == "flag":
+        args.append("--share-runs")
+    else:
+        env["VAE_SHARE_RUNS"] = "1"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "cli.main", *args, cwd=ROOT, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
     _out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 2, err.decode()
     assert b"--share-runs" in err and b"PostgreSQL" in err and b"Traceback" not in err
