@@ -220,3 +220,21 @@ async def test_ctrl_c_at_the_runs_bridge_cancels_its_sessions_at_the_other(pg_ur
     assert [s["stop_reason"] for s in doc["sessions"]] == ["cancelled", "cancelled"]
     assert {s["bridge"]["address"] for s in doc["sessions"]} == {at_second}
     assert jobs_left(pg_url) == 0
+
+
+@pytest.mark.timeout(120)
+async def test_an_attempt_no_bridge_takes_is_recorded_peer_never_joined(pg_url: str) -> None:
+    """No bridge has bots: the queued attempt is withdrawn after the pairing timeout."""
+    first, at_first = await start_shared_bridge(pg_url)
+    second, _at_second = await start_shared_bridge(pg_url)
+    try:
+        run = await spawn("run", str(sorted(SUITE.glob("*.yaml"))[0]), "--bridge", at_first,
+                          "--pairing-timeout", "1", "--max-retries", "0", "--json")  # fmt: skip
+        out, err = await asyncio.wait_for(run.communicate(), 60)
+    finally:
+        await stop([first, second])
+    assert run.returncode == 1, err.decode()[-2000:]
+    (session,) = json.loads(out)["sessions"]
+    assert session["stop_reason"] == "peer_never_joined"
+    assert "no bridge sharing this database had a free user and agent bot" in session["stop_detail"]
+    assert jobs_left(pg_url) == 0
