@@ -111,7 +111,13 @@ class Taker:
                 except RunCancelled:  # ended before it started (at a worker): say so
                     detail = "ended before it started"
                     await record_unrun_row(self.executor.writer, plan, StopReason.CANCELLED, detail)
-            await session_jobs.finish(self.executor.writer, job.session_id, self.presence.bridge_id)
+            writer, me = self.executor.writer, self.presence.bridge_id
+            if not await session_jobs.finish(writer, job.session_id, me):
+                # Its owner gave it up (this bridge was silent past the lease) and retries
+                # it: what was recorded here late stays, superseded, never a second result.
+                why = "given up by the run's bridge (this bridge was silent past the lease)"
+                log.warning("%s: %s; recorded here as superseded", job.session_id, why)
+                await writer.mark_superseded(job.session_id, why)
         except StoreError:
             pass  # the store failed: the owner gives the job up once this bridge stops beating
         except Exception:

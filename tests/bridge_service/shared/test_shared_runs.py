@@ -14,6 +14,10 @@ run`` started at the first bridge:
   SIGTERM instead, the second ends them ``bridge_lost`` itself, and the same;
 - Ctrl-C on ``vae run`` at the first bridge cancels the sessions the second
   one serves;
+- the second bridge frozen (SIGSTOP) past the lease, then woken: its
+  attempts were retried at the first, and what it records once awake is kept
+  superseded, never a second result for a scenario;
+- an attempt no bridge has bots for is recorded ``peer_never_joined``;
 - ``--share-runs`` on an SQLite file is refused with a usage error.
 """
 
@@ -238,3 +242,49 @@ async def test_an_attempt_no_bridge_takes_is_recorded_peer_never_joined(pg_url: 
     assert session["stop_reason"] == "peer_never_joined"
     assert "no bridge sharing this database had a free user and agent bot" in session["stop_detail"]
     assert jobs_left(pg_url) == 0
+
+
+@pytest.mark.timeout(300)
+async def test_a_bridge_frozen_past_the_lease_never_leaves_a_second_result(pg_url: str) -> None:
+    """SIGSTOP, then SIGCONT after the lease: the attempt it held was retried at the other
+    bridge; what it records once it wakes is kept, superseded: one result per scenario."""
+    scenarios = sorted(SUITE.glob("*.yaml"))[:2]
+    first, at_first = await start_shared_bridge(pg_url)
+    second, at_second = await start_shared_bridge(pg_url)
+    second_bots = await start_bots(at_second)
+    first_bots: list[asyncio.subprocess.Process] = []
+    try:
+        run = await spawn("run", *map(str, scenarios), "--bridge", at_first, "--concurrency", "2",
+                          "--retry-backoff", "0.5", "--json")  # fmt: skip
+        await wait_until(lambda: live_at(pg_url, at_second) >= 1, 90,
+                         "a live session at the second bridge", alive=[first, second])  # fmt: skip
+        second.send_signal(signal.SIGSTOP)
+        first_bots = await start_bots(at_first)
+        out, err = await asyncio.wait_for(run.communicate(), 240)
+        second.send_signal(signal.SIGCONT)
+        assert run.returncode == 0, err.decode()[-3000:]
+        run_id = json.loads(out)["run_id"]
+
+        def settled() -> bool:
+            """The woken bridge recorded the attempts it held, as given up (superseded)."""
+            with RecordingReader(pg_url) as reader:
+                bridges = reader.session_bridges(run_id)
+                held = [s for s in reader.sessions(run_id)
+                        if bridges.get(s.session_id, {}).get("address") == at_second]  # fmt: skip
+                return bool(held) and all(
+                    s.superseded_reason.startswith("given up by the run's bridge") for s in held
+                )
+
+        await wait_until(settled, 90, "the woken bridge to record its end", alive=[first, second])
+        shown = await spawn("runs", "show", run_id, "--db", pg_url, "--json")
+        shown_out, _ = await asyncio.wait_for(shown.communicate(), 60)
+    finally:
+        second.send_signal(signal.SIGCONT)
+        await stop([*first_bots, *second_bots])
+        await stop([first, second])
+    sessions = json.loads(shown_out)["sessions"]
+    woken = [s for s in sessions if s["bridge"]["address"] == at_second]
+    assert woken and all(s["status"] == "superseded" for s in woken), woken
+    current = [s for s in sessions if s["status"] != "superseded"]
+    assert sorted(s["scenario"] for s in current) == sorted(p.stem for p in scenarios)
+    assert all(s["bridge"]["address"] == at_first for s in current)
