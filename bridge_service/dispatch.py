@@ -61,6 +61,10 @@ class SharedQueue(Protocol):
         """Whether a run with ``settings`` goes through the queue (else it pairs here)."""
         ...
 
+    async def running_elsewhere(self, run_id: str) -> str:
+        """The address of a live bridge that is running ``run_id`` ("" when none is)."""
+        ...
+
     async def run_queued(
         self, run: RunState, plan: SessionPlan, live: dict[str, LiveSession]
     ) -> SessionResult:

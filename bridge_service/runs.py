@@ -159,6 +159,13 @@ class RunManager(RunQueries):
         live = self.runs.get(run_id)
         if live is not None and not live.finished:
             raise RunConflict(f"run {run_id} is still running in this bridge")
+        if self.executor.shared is not None:
+            where = await self.executor.shared.running_elsewhere(run_id)
+            if where:
+                raise RunConflict(
+                    f"run {run_id} is still running at the bridge at {where} (it shares runs"
+                    " through this database); resume it once it has ended there"
+                )
 
         def load(reader: RecordingReader) -> tuple[Any, ...]:
             record = reader.get_run(run_id)

@@ -252,6 +252,24 @@ async def beat(writer: BatchWriter, me: str, bridge: dict[str, Any], dead: list[
     return await writer.transaction(work)
 
 
+async def owners_of(writer: BatchWriter, run_id: str) -> dict[str, dict[str, Any]]:
+    """The bridges with attempts of ``run_id`` in the queue -> their identity (if beating)."""
+
+    async def work(tx: Transaction) -> dict[str, dict[str, Any]]:
+        owners = await tx.execute(
+            "SELECT DISTINCT owner FROM session_jobs WHERE run_id = ?", (run_id,)
+        )
+        found: dict[str, dict[str, Any]] = {}
+        for (owner,) in owners:
+            rows = await tx.execute(
+                "SELECT bridge_json FROM bridge_beats WHERE bridge_id = ?", (owner,)
+            )
+            found[str(owner)] = json.loads(rows[0][0]) if rows else {}
+        return found
+
+    return await writer.transaction(work)
+
+
 async def leave(writer: BatchWriter, me: str) -> None:
     """A bridge stopping cleanly: its beat row and its jobs nobody serves go."""
 

@@ -13,7 +13,8 @@ progress events (WatchRun, ``vae run``), cancel and the run's status.
   not moved for the lease (on the watcher's own clock) is dead.
 - :mod:`.owner`: the owner's side of an attempt: queue it, announce it when
   claimed, read its recorded result when done, give it up when its claimer
-  dies (``bridge_lost``: unfinished, so it is retried at a live bridge).
+  dies (``bridge_lost``: unfinished, so it is retried at a live bridge); a
+  run still queued by a live owner is not resumed at another bridge.
 - :mod:`.taker`: the claiming side: attempts for which this bridge has bots.
 - :mod:`.service`: the three together, started and stopped with the server.
 

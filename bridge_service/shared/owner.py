@@ -93,6 +93,13 @@ class Owner:
             and not settings.replay_from
         )
 
+    async def running_elsewhere(self, run_id: str) -> str:
+        # A resume here would run the run's scenarios a second time beside its owner.
+        for owner, bridge in (await session_jobs.owners_of(self.writer, run_id)).items():
+            if owner != self.presence.bridge_id and self.presence.alive(owner):
+                return str(bridge.get("address") or bridge.get("host") or owner)
+        return ""
+
     async def _enqueue(self, run: RunState, plan: SessionPlan) -> int:
         job = SessionJob(
             plan.session_id, run.run_id, self.presence.bridge_id, plan_doc(plan),

@@ -101,6 +101,8 @@ async def test_the_beat_forgets_the_dead_and_the_jobs_nobody_serves(store: Locat
         assert served is not None
         first = await jobs.beat(alive, "alive", {}, [])
         assert first.beats == {"dead": 1, "c": 1, "alive": 1} and first.queued == 2
+        assert await jobs.owners_of(alive, "run") == {"dead": {"address": "d"}}
+        assert await jobs.owners_of(alive, "another run") == {}
         second = await jobs.beat(alive, "alive", {}, ["dead"])
         assert set(second.beats) == {"c", "alive"}
         # Its queued jobs went with it; the one being served stays until it ends.

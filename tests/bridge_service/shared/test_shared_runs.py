@@ -288,3 +288,24 @@ async def test_a_bridge_frozen_past_the_lease_never_leaves_a_second_result(pg_ur
     current = [s for s in sessions if s["status"] != "superseded"]
     assert sorted(s["scenario"] for s in current) == sorted(p.stem for p in scenarios)
     assert all(s["bridge"]["address"] == at_first for s in current)
+
+
+@pytest.mark.timeout(120)
+async def test_a_run_still_running_at_one_bridge_is_not_resumed_at_another(pg_url: str) -> None:
+    first, at_first = await start_shared_bridge(pg_url)
+    second, at_second = await start_shared_bridge(pg_url)
+    try:
+        run = await spawn("run", str(sorted(SUITE.glob("*.yaml"))[0]), "--bridge", at_first,
+                          "--pairing-timeout", "60", "--run-id", "waiting")  # fmt: skip
+        await wait_until(lambda: jobs_left(pg_url) == 1, 30, "the attempt queued",
+                         alive=[first, second, run])  # fmt: skip
+        resume = await spawn("run", "--resume", "waiting", "--bridge", at_second)
+        _out, err = await asyncio.wait_for(resume.communicate(), 60)
+        run.send_signal(signal.SIGINT)
+        await asyncio.wait_for(run.communicate(), 60)
+    finally:
+        await stop([first, second])
+    assert resume.returncode == 1 and b"Traceback" not in err, err.decode()
+    assert f"still running at the bridge at {at_first}".encode() in err, err.decode()
+    with RecordingReader(pg_url) as reader:
+        assert reader.sessions("waiting") == []  # the resume started nothing
