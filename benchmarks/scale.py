@@ -18,11 +18,22 @@ Parts (``--part NAME``, repeatable; default: every part):
 
   Ray's start and its workers' first tasks are timed apart (one-off costs).
 
-Other parts (bridge sessions per worker count, SQLite against PostgreSQL
-writers) are added as functions of their own in :data:`PARTS`.
+- ``bridge`` — real-time sessions held (no frame lost, p99 added latency
+  within one frame) at ``vae bridge serve --workers 1`` (the baseline) and
+  ``--workers 2``: ``benchmarks/bridge.py``'s sweep (synthetic bots that
+  follow redirects, 16 ms frames) at each size of ``--bridge-sizes``,
+  sessions of ``--bridge-seconds``; prints each N's row and the ratio of the
+  largest N held.
+- ``store`` — the single writer's row and audio throughput on SQLite (the
+  baseline) and on PostgreSQL (a throw-away server with durable defaults
+  started on loopback, as ``benchmarks/store.py`` does; ``--postgres URL``
+  for your own, ``none`` to skip): ``benchmarks/store.py``'s batched load.
 
-Usage: ``python benchmarks/scale.py [--part rescore] [--sessions 120]
-[--seconds 20] [--judge-ms 200] [--quick]``.
+Every part runs by default, one after the other, in one run.
+
+Usage: ``python benchmarks/scale.py [--part rescore|bridge|store] [--sessions 120]
+[--seconds 20] [--judge-ms 200] [--bridge-sizes 25 35 45 55] [--bridge-seconds 10]
+[--rows 20000] [--postgres auto] [--quick]``.
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -177,9 +189,61 @@ async def rescore_part(args: argparse.Namespace) -> None:
             judge.close()
 
 
+async def bridge_part(args: argparse.Namespace) -> None:
+    from benchmarks import bridge
+
+    print(
+        f"== bridge: real-time sessions held at --workers 1 and 2 (N = "
+        f"{' '.join(map(str, args.bridge_sizes))}, {args.bridge_seconds:g} s sessions, "
+        f"16 ms frames, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f})"
+    )
+    options = argparse.Namespace(
+        quick=False, sizes=args.bridge_sizes, seconds=args.bridge_seconds, frame_ms=16,
+        frames_per_message=1, workers=0, heavy=False, generator_nice=0, bridge_src=bridge.ROOT,
+        baseline_src=None, bridge_loop="", echo=False, json=False,
+    )  # fmt: skip
+    held: dict[int, int] = {}
+    bridge.say(  # the columns of benchmarks/bridge.py's rows (its docstring says what each is)
+        f"{'W':>2} {'N':>5} {'lost':>5} {'late':>5} {'p50':>7} {'p99':>7} {'p99/fr':>6} "
+        f"{'ms/ss':>7} {'core':>5} {'gen':>5} {'tk50':>5} {'tk99':>6} {'tkmax':>7} "
+        f"{'rxgap':>7} {'brgap':>7} {'drop':>5} {'us/msg':>6} {'echo':>6}"
+    )
+    for workers in (1, 2):
+        options.bridge_workers_now = workers
+        _rows, saturation, _ = await bridge.sweep(options, args.bridge_sizes, False)
+        held[workers] = saturation
+    one, two = held[1], held[2]
+    ratio = f"{two / one:.2f}x" if one else "n/a (the baseline held none)"
+    print(f"  sessions held: --workers 1: {one or 'none'} (baseline); --workers 2: "
+          f"{two or 'none'}: {ratio} the baseline")  # fmt: skip
+
+
+async def store_part(args: argparse.Namespace) -> None:
+    from benchmarks import store
+    from recordings.connection import open_store
+
+    rows = args.rows
+    segments = store._segments(max(rows // 50, 1))
+    print(f"== store: the single writer, {rows} event rows and {len(segments)} s of audio")
+    measured: dict[str, tuple[store.Cost, store.Cost]] = {}
+    with tempfile.TemporaryDirectory() as tmp, store._stores(Path(tmp), args.postgres) as backs:
+        for name, fresh in backs:
+            open_store(fresh()).close()  # connect and migrate once outside the timings
+            measured[name] = await store.batched(fresh(), rows, segments)
+            print("  " + store._line(name, rows, len(segments), *measured[name]))
+    if "postgresql" in measured:
+        (lite_rows, lite_audio), (pg_rows, pg_audio) = measured["sqlite"], measured["postgresql"]
+        print(
+            f"  postgresql against sqlite (baseline): rows {lite_rows[0] / pg_rows[0]:.2f}x the"
+            f" throughput, audio {lite_audio[0] / pg_audio[0]:.2f}x the throughput"
+        )
+
+
 #: Every part of the benchmark, by name (each prints its own baseline and ratios).
 PARTS: dict[str, Callable[[argparse.Namespace], Awaitable[None]]] = {
+    "bridge": bridge_part,
     "rescore": rescore_part,
+    "store": store_part,
 }
 
 
@@ -189,11 +253,22 @@ async def main() -> None:
     parser.add_argument("--sessions", type=int, default=120, help="rescore: recorded sessions")
     parser.add_argument("--seconds", type=float, default=20.0, help="rescore: seconds each")
     parser.add_argument("--judge-ms", type=int, default=200, help="rescore: judge latency")
-    parser.add_argument("--quick", action="store_true", help="24 sessions of 10 s")
+    parser.add_argument(
+        "--bridge-sizes", type=int, nargs="+", default=[25, 35, 45, 55],
+        help="bridge: session counts tried at each --workers value",
+    )  # fmt: skip
+    parser.add_argument("--bridge-seconds", type=float, default=10.0, help="bridge: session s")
+    parser.add_argument("--rows", type=int, default=20_000, help="store: event rows")
+    parser.add_argument("--postgres", default="auto", help="store: auto, none, or a URL")
+    parser.add_argument(
+        "--quick", action="store_true",
+        help="rescore 24 sessions of 10 s; bridge N = 5 and 10 for 3 s; store 2,000 rows",
+    )  # fmt: skip
     args = parser.parse_args()
     if args.quick:
         args.sessions, args.seconds = 24, 10.0
-    for name in args.part or list(PARTS):
+        args.bridge_sizes, args.bridge_seconds, args.rows = [5, 10], 3.0, 2_000
+    for name in args.part or ["bridge", "rescore", "store"]:
         await PARTS[name](args)
 
 

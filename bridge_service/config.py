@@ -55,6 +55,8 @@ class StopReason(enum.StrEnum):
     BOT_UNSUPPORTED = "bot_unsupported"
     #: The worker process serving the session died or stopped on its own (``--workers``).
     WORKER_LOST = "worker_lost"
+    #: The bridge serving it for another bridge's run died or stopped (``--share-runs``).
+    BRIDGE_LOST = "bridge_lost"
 
 
 @dataclass(frozen=True)

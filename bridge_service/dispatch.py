@@ -7,6 +7,9 @@ runs it elsewhere — today on one of this bridge's worker processes
 (``bridge_service.workers.dispatch``); a shared session queue of several
 bridges could implement the same — returning the recorded result, or
 returns None having touched nothing, and the executor runs it here.
+A :class:`SharedQueue` (``bridge_service.shared``: several bridges on one
+PostgreSQL store) takes an attempt before any bots are paired: whichever
+bridge has a free pair serves it.
 
 Whatever runs an attempt registers a :class:`LiveSession` with the run, so a
 cancel, a shutdown or a storage failure reaches it wherever it runs.
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from bridge_service.config import StopReason
+from bridge_service.config import RunSettings, StopReason
 from bridge_service.connectors.base import SideEndpoint
 from bridge_service.plan import SessionPlan
 from bridge_service.run_model import RunState
@@ -48,4 +51,24 @@ class Dispatch(Protocol):
         """Run the attempt in another process and return its result (announced to the
         run's watchers); None when it cannot, with the endpoints untouched. Raise
         :class:`NotRun` when it was ended before it started."""
+        ...
+
+
+class SharedQueue(Protocol):
+    """Bridges sharing one store: an attempt is queued there and served by any of them."""
+
+    def takes(self, settings: RunSettings) -> bool:
+        """Whether a run with ``settings`` goes through the queue (else it pairs here)."""
+        ...
+
+    async def running_elsewhere(self, run_id: str) -> str:
+        """The address of a live bridge that is running ``run_id`` ("" when none is)."""
+        ...
+
+    async def run_queued(
+        self, run: RunState, plan: SessionPlan, live: dict[str, LiveSession]
+    ) -> SessionResult:
+        """Queue the attempt, wait for a bridge to serve it, return its recorded result
+        (announced to the run's watchers). Raise :class:`NotRun` when it was ended
+        before any bridge took it."""
         ...

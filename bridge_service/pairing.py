@@ -167,6 +167,19 @@ class PairingPool:
             + " and ".join(f"Join.{f}" for f in fields)
         )
 
+    def can_pair(self, run_id: str, roles: list[Side], modality: str, clock: str) -> bool:
+        """Whether a bot of each role that can take ``run_id`` waits here now."""
+        return all(self._find(role, run_id, modality, clock) for role in roles)
+
+    async def take_now(
+        self, run_id: str, roles: list[Side], modality: str, clock: str
+    ) -> dict[Side, SideEndpoint] | None:
+        """:meth:`claim` without waiting: the bots, or None when a role has none free."""
+        try:
+            return await self.claim(run_id, roles, 0.0, modality=modality, clock=clock)
+        except PairingTimeout:
+            return None
+
     async def claim(
         self,
         run_id: str,

@@ -47,7 +47,7 @@ from bridge_service.attempt_report import emit_ended, emit_started, record_retry
 from bridge_service.config import BridgeSettings, StopReason
 from bridge_service.connectors.base import ConnectorError, SideEndpoint
 from bridge_service.connectors.pool import ConnectorPools
-from bridge_service.dispatch import Dispatch, LiveSession, NotRun
+from bridge_service.dispatch import Dispatch, LiveSession, NotRun, SharedQueue
 from bridge_service.identity import BridgeIdentity
 from bridge_service.pairing import PairingPool, PairingTimeout
 from bridge_service.plan import SessionPlan
@@ -110,6 +110,8 @@ class RunExecutor:
         self.identity: BridgeIdentity | None = None
         #: Where else a paired attempt may run (the worker processes); None: always here.
         self.dispatch: Dispatch | None = None
+        #: The queue shared with other bridges (``--share-runs``); None: pair bots here.
+        self.shared: SharedQueue | None = None
 
     async def execute(self, run: RunState, todo: list[Todo]) -> None:
         sem = asyncio.Semaphore(run.settings.concurrency)
@@ -222,6 +224,11 @@ class RunExecutor:
             reason,
             served_by=self.identity,
         )
+        if self.shared is not None and self.shared.takes(run.settings):
+            try:
+                return await self.shared.run_queued(run, plan, self.live)
+            except NotRun:
+                raise RunCancelled from None
         try:
             # A replay plays the user side itself (bridge_service.replay).
             replayed = await open_replay(run.settings, plan, self.writer.path)
@@ -238,6 +245,18 @@ class RunExecutor:
             log.exception("%s attempt %d: dialling failed", scenario.name, attempt)
             detail = f"connector: {type(exc).__name__}: {exc}"
             return await record_unrun(self.writer, run, plan, StopReason.CONNECTOR_FAILED, detail)
+        return await self.serve_paired(run, plan, endpoints, replayed)
+
+    async def serve_paired(
+        self,
+        run: RunState,
+        plan: SessionPlan,
+        endpoints: dict[Side, SideEndpoint],
+        replayed: SideEndpoint | None = None,
+    ) -> SessionResult:
+        """Run an attempt whose sides are at hand: at a worker, else in this process
+        (also an attempt claimed from the shared queue: ``bridge_service.shared``)."""
+        scenario, attempt, session_id = plan.scenario, plan.attempt, plan.session_id
         if self.dispatch is not None and replayed is None:
             try:
                 elsewhere = await self.dispatch.run_elsewhere(run, plan, endpoints, self.live)

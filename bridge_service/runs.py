@@ -124,7 +124,7 @@ class RunManager(RunQueries):
         if run_id and run_id in existing:
             raise RunConflict(f"run {run_id!r} already exists; resume it or pick a name", True)
         run_id = run_id or new_run_id([*existing, *self.runs])
-        check_tiers(settings, self.pool, run_id, replay=chosen is not None)
+        check_tiers(settings, self._bots_here(settings), run_id, replay=chosen is not None)
         now = time.time_ns()
         await self.writer.create_run(
             RunRecord(
@@ -159,6 +159,13 @@ class RunManager(RunQueries):
         live = self.runs.get(run_id)
         if live is not None and not live.finished:
             raise RunConflict(f"run {run_id} is still running in this bridge")
+        if self.executor.shared is not None:
+            where = await self.executor.shared.running_elsewhere(run_id)
+            if where:
+                raise RunConflict(
+                    f"run {run_id} is still running at the bridge at {where} (it shares runs"
+                    " through this database); resume it once it has ended there"
+                )
 
         def load(reader: RecordingReader) -> tuple[Any, ...]:
             record = reader.get_run(run_id)
@@ -192,7 +199,7 @@ class RunManager(RunQueries):
         ]
         if dry_run:
             return await self.view(run_id), classes
-        check_tiers(settings, self.pool, run_id, replay=bool(settings.replay_from))
+        check_tiers(settings, self._bots_here(settings), run_id, replay=bool(settings.replay_from))
         scenarios = [
             scenario_from_dict(frozen[d.scenario_name], f"{run_id} (frozen)") for d in decisions
         ]
@@ -216,6 +223,12 @@ class RunManager(RunQueries):
         )
         self._launch(run, todo)
         return await self.view(run_id), classes
+
+    def _bots_here(self, settings: RunSettings) -> PairingPool:
+        """Whose bots a run's tiers are checked against: a run served by every bridge
+        sharing runs is not refused for what this bridge's bots lack (none here: no check)."""
+        shared = self.executor.shared
+        return PairingPool() if shared is not None and shared.takes(settings) else self.pool
 
     def _launch(self, run: RunState, todo: list[Todo]) -> None:
         self.runs[run.run_id] = run

@@ -13,6 +13,9 @@ core (``bridge_service.workers``): after binding it starts that many worker
 processes on the same host and hands them the sessions of bots that follow
 redirects; :meth:`stop` ends every session first (the workers' too), then
 stops the workers, then itself.
+
+With ``share_runs`` (a PostgreSQL store only) it serves runs together with
+every other bridge of the store that shares them (``bridge_service.shared``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from bridge_service.protocol_state import Undecodable
 from bridge_service.runs import RunManager
 from bridge_service.servicer import BridgeServicer
 from bridge_service.servicer_converse import ConverseHandler
+from bridge_service.shared.service import SharedRuns
 from bridge_service.workers.dispatch import WorkerDispatch
 from bridge_service.workers.pool import WorkerPool
 from bridge_service.workers.process import WorkerLaunch
@@ -46,6 +50,10 @@ from vae.serving import RunningServer, TlsFiles, start_server
 log = logging.getLogger("vae.bridge")
 
 SERVICE_NAME = "vae.bridge.v1.BridgeService"
+SHARE_NEEDS_POSTGRES = (
+    "--share-runs needs a PostgreSQL --db (postgresql://USER@HOST:PORT/DATABASE) that every"
+    " bridge reaches; an SQLite file is one bridge's store"
+)
 
 
 def decode_bot_message(data: bytes) -> bridge_pb2.BotMessage | Undecodable:
@@ -104,8 +112,14 @@ class BridgeServer:
         workers: int = 1,
         event_loop: str = "asyncio",
         log_level: str = "warning",
+        share_runs: bool = False,
     ) -> None:
         self.db_path = locate(db_path)
+        if share_runs and not self.db_path.is_postgres:
+            raise ValueError(SHARE_NEEDS_POSTGRES)
+        #: Serve runs together with the other bridges of the store (``bridge_service.shared``).
+        self.share_runs = share_runs
+        self.shared: SharedRuns | None = None
         self.settings = settings or BridgeSettings()
         self.tls = tls
         self.token = token
@@ -149,12 +163,16 @@ class BridgeServer:
             await self._stack.aclose()
             raise
         self.identity.address = self.address
-        if self.worker_count > 1:
-            try:
+        try:
+            if self.worker_count > 1:
                 await self._start_workers()
-            except BaseException:
-                await self.stop()
-                raise
+            if self.share_runs:
+                self.shared = SharedRuns(self.runs.executor, self.db_path, self.pool, __version__)
+                await self.shared.start()
+                self.runs.executor.shared = self.shared.owner
+        except BaseException:
+            await self.stop()
+            raise
         # Everything alive now lives as long as the process: keep it out of the
         # cyclic GC's full collections, which otherwise pause every session's
         # clock for tens of ms each time they walk it.
@@ -180,8 +198,13 @@ class BridgeServer:
         self.runs.executor.dispatch = WorkerDispatch(self.workers, self.writer, self.db_path)
 
     async def stop(self, grace: float = 2.0) -> None:
+        if self.shared is not None:
+            self.shared.quiesce(self.address)
         if self.runs is not None:
             await self.runs.shutdown()
+        if self.shared is not None:
+            await self.shared.stop()
+            self.shared = None
         if self.workers is not None:
             await self.workers.stop()
             self.workers = None
@@ -208,6 +231,7 @@ async def serve(
     workers: int = 1,
     event_loop: str = "asyncio",
     log_level: str = "warning",
+    share_runs: bool = False,
 ) -> None:
     """Serve until SIGINT/SIGTERM, then shut down gracefully."""
     settings = replace(settings or BridgeSettings(), address=address)
@@ -219,6 +243,7 @@ async def serve(
         workers=workers,
         event_loop=event_loop,
         log_level=log_level,
+        share_runs=share_runs,
     )
     await server.start()
     stop = asyncio.Event()
@@ -232,6 +257,8 @@ async def serve(
         print(
             f"  and {workers} worker processes for bots that follow redirects: {shown}", flush=True
         )
+    if server.shared is not None:
+        print("  sharing runs with every bridge on this database that shares runs", flush=True)
     if ready is not None:
         ready.set()
     try:

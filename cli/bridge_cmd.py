@@ -104,6 +104,14 @@ def bridge_group() -> None:
     " behind the same address (bots that follow redirects are spread over them); 'auto' ="
     " one per core (env VAE_WORKERS).",
 )
+@click.option(
+    "--share-runs",
+    is_flag=True,
+    envvar="VAE_SHARE_RUNS",
+    help="Serve runs together with every other bridge sharing runs on the same PostgreSQL"
+    " --db: a run started at any of them is served by whichever has a free pair of bots"
+    " (env VAE_SHARE_RUNS=1).",
+)
 @log_level_option
 @store_errors
 def serve_command(
@@ -116,6 +124,7 @@ def serve_command(
     final_state_timeout: float,
     event_loop: str,
     workers: int,
+    share_runs: bool,
     log_level: str,
 ) -> None:
     """Serve BridgeService (with gRPC health and reflection) until interrupted.
@@ -130,10 +139,17 @@ def serve_command(
     A worker that dies is restarted; its sessions end `worker_lost` and are
     retried.
 
+    With --share-runs several bridges (on any machines) sharing one PostgreSQL
+    --db serve runs together: each attempt of a run started at any of them is
+    queued in the database and claimed by a bridge with a free user and agent
+    bot. A bridge that dies or stops mid-session has its attempts recorded
+    `bridge_lost` by the run's bridge (within 5 s) and retried elsewhere.
+
     \b
     Examples:
       vae bridge serve --db vae.db
       vae bridge serve --db vae.db --workers auto
+      vae bridge serve --db postgresql://vae@db:5432/vae --share-runs --workers auto
       vae bridge serve --address 0.0.0.0:50051 --token "$SECRET" --tls-cert c.pem --tls-key k.pem
     """
     from bridge_service.config import BridgeSettings
@@ -142,6 +158,11 @@ def serve_command(
     from vae.serving import TlsFiles
 
     setup_logging(log_level)
+    if share_runs and not db_path.is_postgres:
+        raise click.UsageError(
+            f"--share-runs: {db_path.display()} is an SQLite file, one bridge's store; bridges"
+            " share runs through a PostgreSQL --db (postgresql://USER@HOST:PORT/DATABASE)"
+        )
     if (tls_cert is None) != (tls_key is None):
         raise click.UsageError("--tls-cert and --tls-key go together")
     tls = TlsFiles(tls_cert, tls_key) if tls_cert and tls_key else None
@@ -163,6 +184,7 @@ def serve_command(
                 workers=workers,
                 event_loop=event_loop,
                 log_level=log_level,
+                share_runs=share_runs,
             ),
             event_loop,
         )

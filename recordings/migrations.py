@@ -213,6 +213,36 @@ MIGRATIONS: tuple[Migration, ...] = (
         """,
     ),
     Migration(
+        "0012_session_jobs",
+        # Several bridges sharing one PostgreSQL store serve a run together
+        # (recordings/session_jobs.py): the attempts waiting for a bridge with a
+        # free pair of bots, claimed with FOR UPDATE SKIP LOCKED; each bridge's
+        # heartbeat, by which the others tell a live claimer from a dead one.
+        """
+        CREATE TABLE session_jobs (
+          session_id TEXT PRIMARY KEY,
+          run_id TEXT NOT NULL,
+          owner TEXT NOT NULL,
+          plan_json TEXT NOT NULL,
+          modality TEXT NOT NULL,
+          clock TEXT NOT NULL,
+          state TEXT NOT NULL,
+          enqueued_ns INTEGER NOT NULL,
+          claimed_by TEXT NOT NULL DEFAULT '',
+          bridge_json TEXT NOT NULL DEFAULT '',
+          end_reason TEXT NOT NULL DEFAULT '',
+          end_detail TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX session_jobs_by_state ON session_jobs(state, enqueued_ns);
+        CREATE INDEX session_jobs_by_owner ON session_jobs(owner);
+        CREATE TABLE bridge_beats (
+          bridge_id TEXT PRIMARY KEY,
+          bridge_json TEXT NOT NULL,
+          beat INTEGER NOT NULL
+        )
+        """,
+    ),
+    Migration(
         "0013_session_modality",
         # How the session's bots talked (audio or text) and on which clock
         # (real or virtual): `vae runs show`, the report and the scorer's

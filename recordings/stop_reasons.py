@@ -92,6 +92,12 @@ TABLE: tuple[StopReasonInfo, ...] = (
         "the bridge worker process serving the session died or was stopped mid-call",
         _RERUN,
     ),
+    StopReasonInfo(
+        "bridge_lost",
+        False,
+        "another bridge sharing the database served the session and died or stopped mid-call",
+        _RERUN,
+    ),
 )
 
 BY_NAME: dict[str, StopReasonInfo] = {info.name: info for info in TABLE}

@@ -59,6 +59,7 @@ RULES = [
     ("`ticket` (231)", "string ticket = 231"),
     ("**host you dialled the bridge with**", "to the *host you dialled*"),
     ("`WORKER_LOST`", "STOP_REASON_WORKER_LOST"),
+    ("`BRIDGE_LOST`", "STOP_REASON_BRIDGE_LOST"),
 ]
 
 

@@ -136,38 +136,45 @@ class WorkerDispatch:
     async def _record_end(
         self, plan: SessionPlan, reason: StopReason, detail: str
     ) -> SessionResult:
-        """The attempt's end when its worker cannot say: what it recorded, else ``reason``."""
+        return await recorded_end(self.writer, self.db_path, plan, reason, detail)
 
-        def read(reader: RecordingReader) -> SessionRecord | None:
-            return reader.session(plan.session_id)
 
-        row = await asyncio.to_thread(_with_reader, self.db_path, read)
-        if row is None:
-            return await record_unrun_row(self.writer, plan, reason, detail)
-        if row.status is not SessionStatus.RUNNING and row.stop_reason:
-            return SessionResult(
-                row.session_id,
-                StopReason(normalise(row.stop_reason)),
-                row.stop_detail,
-                bool(row.clean_exit),
-                row.user_turns,
-                row.agent_turns,
-                row.started_ns,
-                row.ended_ns or row.started_ns,
-            )
-        now = time.time_ns()
-        await self.writer.end_session(
-            plan.session_id,
-            ended_ns=now,
-            stop_reason=str(reason),
-            stop_detail=detail,
-            clean_exit=False,
-            user_turns=0,
-            agent_turns=0,
+async def recorded_end(
+    writer: RecordingWriter, db_path: StoreRef, plan: SessionPlan, reason: StopReason, detail: str
+) -> SessionResult:
+    """The attempt's end when the process serving it cannot say: what it recorded,
+    else ``reason`` (also for an attempt another bridge served: ``bridge_service.shared``)."""
+
+    def read(reader: RecordingReader) -> SessionRecord | None:
+        return reader.session(plan.session_id)
+
+    row = await asyncio.to_thread(_with_reader, db_path, read)
+    if row is None:
+        return await record_unrun_row(writer, plan, reason, detail)
+    if row.status is not SessionStatus.RUNNING and row.stop_reason:
+        return SessionResult(
+            row.session_id,
+            StopReason(normalise(row.stop_reason)),
+            row.stop_detail,
+            bool(row.clean_exit),
+            row.user_turns,
+            row.agent_turns,
+            row.started_ns,
+            row.ended_ns or row.started_ns,
         )
-        assert plan.served_by is not None
-        await self.writer.put_session_bridge(plan.session_id, plan.served_by.to_dict())
-        return SessionResult(plan.session_id, reason, detail, False, 0, 0, row.started_ns, now)
+    now = time.time_ns()
+    await writer.end_session(
+        plan.session_id,
+        ended_ns=now,
+        stop_reason=str(reason),
+        stop_detail=detail,
+        clean_exit=False,
+        user_turns=0,
+        agent_turns=0,
+    )
+    assert plan.served_by is not None
+    await writer.put_session_bridge(plan.session_id, plan.served_by.to_dict())
+    return SessionResult(plan.session_id, reason, detail, False, 0, 0, row.started_ns, now)
 
 
 def _with_reader(

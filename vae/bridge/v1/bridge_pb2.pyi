@@ -132,6 +132,13 @@ class _StopReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_StopReason
     SIGTERM) while the bridge stayed up. Unfinished: retried automatically
     and by a resume.
     """
+    STOP_REASON_BRIDGE_LOST: _StopReason.ValueType  # 17
+    """Several bridges sharing one database serve a run together
+    (vae bridge serve --share-runs): the bridge that took the session for
+    another bridge's run died, stopped its heartbeat for longer than the
+    lease, or shut down mid-session. Unfinished: retried automatically (at
+    whichever bridge has a free pair of bots) and by a resume.
+    """
 
 class StopReason(_StopReason, metaclass=_StopReasonEnumTypeWrapper):
     """Why a session ended."""
@@ -194,6 +201,13 @@ STOP_REASON_WORKER_LOST: StopReason.ValueType  # 16
 session died or was stopped on its own mid-session (killed, crashed,
 SIGTERM) while the bridge stayed up. Unfinished: retried automatically
 and by a resume.
+"""
+STOP_REASON_BRIDGE_LOST: StopReason.ValueType  # 17
+"""Several bridges sharing one database serve a run together
+(vae bridge serve --share-runs): the bridge that took the session for
+another bridge's run died, stopped its heartbeat for longer than the
+lease, or shut down mid-session. Unfinished: retried automatically (at
+whichever bridge has a free pair of bots) and by a resume.
 """
 Global___StopReason: _TypeAlias = StopReason  # noqa: Y015
 
