@@ -50,13 +50,15 @@ def open_database(locator: Locator, *, create: bool = True) -> PgConnection:
         conn.raw.execute(f"SET lock_timeout = '{MIGRATION_WAIT_S}s'")
         # Refuse a newer schema before taking any lock or writing anything.
         version = check_version(conn)
-        _refuse_other_program(conn, version)
         if not create and version == 0:
+            _refuse_other_program(conn, version)
             raise DatabaseMissingError(f"no vae database at {locator.display()} (no vae schema)")
         if version < SCHEMA_VERSION:
             conn.execute("SELECT pg_advisory_lock(?)", (MIGRATION_LOCK,))
             try:
-                # Another process may have migrated (or written a newer schema) meanwhile.
+                # Another program's tables are told from another process's half-done
+                # migration only under the lock: read before it, "no version yet"
+                # beside "some tables" is what a first migration in progress looks like.
                 _refuse_other_program(conn, check_version(conn))
                 migrate(conn)
             finally:
