@@ -1,0 +1,177 @@
+"""The caller's voice and behaviours at run time: seeded choices, one synthesiser per session.
+
+Why apart from the script player: a scenario's ``user.voice``,
+``user.language`` and ``user.behaviour`` (resolved by
+:func:`vae.speech.caller.caller_from_config`, the same resolution ``vae
+validate`` and the bridge use) change *how* each scripted line is delivered,
+not what the script is. :class:`CallerRuntime` draws every choice from a
+``random.Random`` seeded with ``SessionStart.seed`` in a fixed order (one
+draw set per reply), so the same ``--seed`` gives the same pauses, fillers,
+rates, barge-ins and silences; each choice is logged as it is made, so the
+recording says what the caller did. Waits go through the conversation (and
+so the gate): behaviours hold on the virtual clock too.
+
+In a text session the voice does not apply (nothing is synthesised) and
+neither do barge-ins (a text turn cannot be interrupted); hesitations are
+inserted as text, pauses and silences are session time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from bots.conversation import Conversation
+from bots.speech import EspeakSynthesiser, espeak_voice
+from vae.speech import voices
+from vae.speech.caller import CallerSettings, caller_from_config
+
+
+@dataclass(frozen=True)
+class ReplyPlan:
+    """How the caller delivers one reply (drawn before it waits for its cue)."""
+
+    number: int
+    hang_up: bool = False
+    #: Barge in this long after the agent starts speaking (None: wait for its turn's end).
+    barge_after_s: float | None = None
+    pause_s: float = 0.0
+    silence_s: float = 0.0
+    rate_wpm: int = voices.DEFAULT_RATE_WPM
+
+
+class CallerSynth:
+    """A session's voice: the engine the scenario names, resampled to the bot's send rate."""
+
+    def __init__(self, engine: Any, source_rate: int, sample_rate: int, rate_wpm: int) -> None:
+        self.engine = engine
+        self.name = str(getattr(engine, "name", "caller"))
+        self.source_rate = source_rate
+        self.sample_rate = sample_rate
+        self.base_rate = rate_wpm
+        #: This reply's rate (set by the runtime before each ``say``).
+        self.rate_wpm = rate_wpm
+
+    def synthesise(self, text: str) -> np.ndarray:
+        from vae.speech.stt import to_rate
+
+        if isinstance(self.engine, EspeakSynthesiser):
+            pcm = self.engine.synthesise_at(text, self.rate_wpm)
+        else:
+            speed = self.rate_wpm / voices.DEFAULT_RATE_WPM
+            pcm = self.engine.synthesise(text, speed=round(speed, 3))
+        return to_rate(pcm, self.source_rate, self.sample_rate)
+
+
+def build_synth(caller: CallerSettings, sample_rate: int) -> CallerSynth:
+    """The synthesiser of the caller's voice (OSError / SpeechError when it cannot speak)."""
+    v = caller.voice
+    if v.engine == "openai":
+        from vae.speech.tts import OpenAISpeech, TtsSettings
+
+        engine: Any = OpenAISpeech(TtsSettings(voice=v.voice or "alloy"))
+        return CallerSynth(engine, engine.sample_rate, sample_rate, v.rate_wpm)
+    espeak = espeak_voice(v.espeak_name, v.rate_wpm, v.pitch)
+    return CallerSynth(espeak, espeak.sample_rate, sample_rate, v.rate_wpm)
+
+
+#: Side keys that ask for a voice of their own (else the bot's default voice speaks).
+_VOICE_KEYS = ("preset", "language", "voice")
+
+
+class CallerRuntime:
+    """One session's caller: its settings, its seeded choices, its voice."""
+
+    def __init__(self, caller: CallerSettings, seed: int, text: bool) -> None:
+        self.caller = caller
+        self.text = text
+        self.rng = random.Random(f"vae-caller:{seed}")
+        self.replies = 0
+        self.synth: CallerSynth | None = None
+
+    @classmethod
+    async def start(cls, conv: Conversation) -> CallerRuntime:
+        """Resolve the side's caller and set up its voice; raises on an unusable one."""
+        config = conv.info.side_config
+        caller = caller_from_config(config)
+        runtime = cls(caller, conv.info.seed, conv.info.text)
+        wants_voice = any(config.get(k) for k in _VOICE_KEYS) or caller.behaviour.rate_variation > 0
+        if conv.info.text:
+            await conv.log(
+                f"{conv.info.role} speaks {caller.voice.language}; voice not applicable (text)"
+            )
+        elif wants_voice:
+            runtime.synth = await asyncio.to_thread(build_synth, caller, conv.voice.sample_rate)
+            conv.synth = runtime.synth
+            await conv.log(f"{conv.info.role} voice: {caller.voice.describe()}")
+        if caller.behaviour.active:
+            described = caller.behaviour.describe()
+            await conv.log(f"caller behaviour: {described} (seed {conv.info.seed})")
+        return runtime
+
+    def next_reply(self) -> ReplyPlan:
+        """Draw the next reply's choices (always the same draws, in the same order)."""
+        b = self.caller.behaviour
+        self.replies += 1
+        n = self.replies
+        barge_draw, barge_at = self.rng.random(), self.rng.uniform(*b.barge_in_after_s)
+        pause = self.rng.uniform(*b.pause_before_answer_s)
+        variation = self.rng.uniform(-b.rate_variation, b.rate_variation)
+        rate = round(self.caller.voice.rate_wpm * (1 + variation))
+        rate = min(max(rate, voices.RATE_RANGE[0]), voices.RATE_RANGE[1])
+        silence = sum(s for t, s in b.silences if t == n)
+        barges = barge_draw < b.barge_in_probability and not self.text
+        return ReplyPlan(
+            number=n,
+            hang_up=b.hang_up_after_turn == n,
+            barge_after_s=barge_at if barges else None,
+            pause_s=pause,
+            silence_s=silence,
+            rate_wpm=rate,
+        )
+
+    def dress(self, text: str) -> tuple[str, int]:
+        """The line with fillers inserted at the hesitation rate; and how many."""
+        rate = self.caller.behaviour.hesitation_rate
+        if rate <= 0:
+            return text, 0
+        fillers = self.caller.fillers
+        out: list[str] = []
+        added = 0
+        for word in text.split():
+            if self.rng.random() < rate:
+                out.append(f"{self.rng.choice(fillers)},")
+                added += 1
+            out.append(word)
+        return " ".join(out), added
+
+    async def cue(self, conv: Conversation, plan: ReplyPlan, delay_s: float) -> None:
+        """Wait for this reply's cue: a barge-in into the agent's turn, or its end and pauses."""
+        if plan.barge_after_s is not None:
+            if not conv.listener.speaking:
+                await conv.wait_peer_speech()
+            await conv.log(f"caller behaviour: barge-in {plan.barge_after_s:.2f} s into the "
+                           f"agent's turn (reply {plan.number})")  # fmt: skip
+            await conv.wait_seconds(plan.barge_after_s)
+            return
+        await conv.wait_peer_turn()
+        if plan.silence_s:
+            quiet = f"silent for {plan.silence_s:g} s (reply {plan.number})"
+            await conv.log(f"caller behaviour: {quiet}")
+        if plan.pause_s:
+            await conv.log(f"caller behaviour: pause {plan.pause_s:.2f} s (reply {plan.number})")
+        await conv.wait_seconds(delay_s + plan.pause_s + plan.silence_s)
+
+    async def before_say(self, conv: Conversation, plan: ReplyPlan | None, text: str) -> str:
+        """The words to say for ``text`` (fillers in), the voice set to this reply's rate."""
+        said, added = self.dress(text)
+        if added:
+            await conv.log(f"caller behaviour: {added} hesitation(s) inserted")
+        if self.synth is not None and plan is not None and plan.rate_wpm != self.synth.rate_wpm:
+            self.synth.rate_wpm = plan.rate_wpm
+            await conv.log(f"caller behaviour: speaking at {plan.rate_wpm} wpm")
+        return said
