@@ -44,6 +44,10 @@ class ReplyPlan:
     rate_wpm: int = voices.DEFAULT_RATE_WPM
 
 
+class VoiceFailed(Exception):
+    """The session's voice could not synthesise a line (the engine's message says why)."""
+
+
 class CallerSynth:
     """A session's voice: the engine the scenario names, resampled to the bot's send rate."""
 
@@ -59,11 +63,14 @@ class CallerSynth:
     def synthesise(self, text: str) -> np.ndarray:
         from vae.speech.stt import to_rate
 
-        if isinstance(self.engine, EspeakSynthesiser):
-            pcm = self.engine.synthesise_at(text, self.rate_wpm)
-        else:
-            speed = self.rate_wpm / voices.DEFAULT_RATE_WPM
-            pcm = self.engine.synthesise(text, speed=round(speed, 3))
+        try:
+            if isinstance(self.engine, EspeakSynthesiser):
+                pcm = self.engine.synthesise_at(text, self.rate_wpm)
+            else:
+                speed = self.rate_wpm / voices.DEFAULT_RATE_WPM
+                pcm = self.engine.synthesise(text, speed=round(speed, 3))
+        except Exception as exc:  # the engine's own error (SpeechError, OSError ...)
+            raise VoiceFailed(str(exc)) from exc
         return to_rate(pcm, self.source_rate, self.sample_rate)
 
 

@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bots.caller import CallerRuntime
+from bots.caller import CallerRuntime, VoiceFailed
 from bots.conversation import Conversation
 from bots.hearing import HeardReporter
 from vae.common.v1 import common_pb2
@@ -219,7 +219,12 @@ async def _play(
                 log.info("%s: tool %s failed: %s", conv.info.session_id, call.name, outcome.error)
         if item.say:
             said = item.say if caller is None else await caller.before_say(conv, plan, item.say)
-            await conv.say(said, yield_after_s=script.yield_after_s)
+            try:
+                await conv.say(said, yield_after_s=script.yield_after_s)
+            except VoiceFailed as exc:
+                await conv.log(f"bot error: {exc}", common_pb2.LOG_LEVEL_ERROR)
+                await conv.fail(str(exc))
+                return
         if item.end:
             await conv.end("script finished")
             return
