@@ -1,15 +1,16 @@
 """The caller's voice and behaviours at run time: seeded choices, one synthesiser per session.
 
 Why apart from the script player: a scenario's ``user.voice``,
-``user.language`` and ``user.behaviour`` (resolved by
-:func:`vae.speech.caller.caller_from_config`, the same resolution ``vae
-validate`` and the bridge use) change *how* each scripted line is delivered,
-not what the script is. :class:`CallerRuntime` draws every choice from a
-``random.Random`` seeded with ``SessionStart.seed`` in a fixed order (one
-draw set per reply), so the same ``--seed`` gives the same pauses, fillers,
-rates, barge-ins and silences; each choice is logged as it is made, so the
-recording says what the caller did. Waits go through the conversation (and
-so the gate): behaviours hold on the virtual clock too.
+``user.language`` and ``user.behaviour`` change *how* each scripted line is
+delivered, not what the script is. The bridge resolves them (presets, the
+BCP 47 to eSpeak mapping, defaults: ``recordings/scenarios/caller_settings.py``)
+and sends the result as ``side_config_json["resolved_caller"]``; this module
+only reads that plain data (:class:`Caller`). :class:`CallerRuntime` draws
+every choice from a ``random.Random`` seeded with ``SessionStart.seed`` in a
+fixed order (one draw set per reply), so the same ``--seed`` gives the same
+pauses, fillers, rates, barge-ins and silences; each choice is logged as it
+is made, so the recording says what the caller did. Waits go through the
+conversation (and so the gate): behaviours hold on the virtual clock too.
 
 In a text session the voice does not apply (nothing is synthesised) and
 neither do barge-ins (a text turn cannot be interrupted); hesitations are
@@ -20,15 +21,78 @@ from __future__ import annotations
 
 import asyncio
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from bots.conversation import Conversation
 from bots.speech import EspeakSynthesiser, espeak_voice
-from vae.speech import voices
-from vae.speech.caller import CallerSettings, caller_from_config
+
+#: The key of side_config_json the bridge puts the resolved caller under.
+RESOLVED_KEY = "resolved_caller"
+#: eSpeak's rate at 1.0x (an openai voice's ``speed`` is rate_wpm / this).
+BASE_RATE_WPM = 205
+RATE_RANGE = (80, 450)
+
+
+def _pair(value: Any, default: tuple[float, float]) -> tuple[float, float]:
+    if isinstance(value, list | tuple) and len(value) == 2:
+        return float(value[0]), float(value[1])
+    return default
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The resolved caller as the bridge sent it (plain data, already validated)."""
+
+    engine: str = "espeak"
+    voice: str = ""
+    language: str = "en"
+    espeak_voice: str = "en"
+    rate_wpm: int = BASE_RATE_WPM
+    pitch: int = 50
+    summary: str = ""
+    pause_s: tuple[float, float] = (0.0, 0.0)
+    hesitation_rate: float = 0.0
+    fillers: tuple[str, ...] = ("um", "uh")
+    rate_variation: float = 0.0
+    barge_in_probability: float = 0.0
+    barge_in_after_s: tuple[float, float] = (0.4, 1.2)
+    silences: tuple[tuple[int, float], ...] = ()
+    hang_up_after_turn: int = 0
+    behaviour_summary: str = "none"
+    answers_as: str = "person"
+    voicemail: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, record: dict[str, Any]) -> Caller:
+        v = record.get("voice") or {}
+        b = record.get("behaviour") or {}
+        return cls(
+            engine=str(v.get("engine", "espeak")),
+            voice=str(v.get("voice", "")),
+            language=str(v.get("language", "en")),
+            espeak_voice=str(v.get("espeak_voice") or "en"),
+            rate_wpm=int(v.get("rate_wpm", BASE_RATE_WPM)),
+            pitch=int(v.get("pitch", 50)),
+            summary=str(v.get("summary", "")),
+            pause_s=_pair(b.get("pause_before_answer_s"), (0.0, 0.0)),
+            hesitation_rate=float(b.get("hesitation_rate", 0.0)),
+            fillers=tuple(str(f) for f in b.get("fillers") or ("um", "uh")),
+            rate_variation=float(b.get("rate_variation", 0.0)),
+            barge_in_probability=float(b.get("barge_in_probability", 0.0)),
+            barge_in_after_s=_pair(b.get("barge_in_after_s"), (0.4, 1.2)),
+            silences=tuple((int(t), float(sec)) for t, sec in b.get("silences") or ()),
+            hang_up_after_turn=int(b.get("hang_up_after_turn", 0)),
+            behaviour_summary=str(b.get("summary", "none")),
+            answers_as=str(record.get("answers_as", "person")),
+            voicemail=dict(record.get("voicemail") or {}),
+        )
+
+    @property
+    def has_behaviour(self) -> bool:
+        return self.behaviour_summary not in ("", "none")
 
 
 @dataclass(frozen=True)
@@ -41,7 +105,7 @@ class ReplyPlan:
     barge_after_s: float | None = None
     pause_s: float = 0.0
     silence_s: float = 0.0
-    rate_wpm: int = voices.DEFAULT_RATE_WPM
+    rate_wpm: int = BASE_RATE_WPM
 
 
 class VoiceFailed(Exception):
@@ -67,33 +131,32 @@ class CallerSynth:
             if isinstance(self.engine, EspeakSynthesiser):
                 pcm = self.engine.synthesise_at(text, self.rate_wpm)
             else:
-                speed = self.rate_wpm / voices.DEFAULT_RATE_WPM
+                speed = self.rate_wpm / BASE_RATE_WPM
                 pcm = self.engine.synthesise(text, speed=round(speed, 3))
         except Exception as exc:  # the engine's own error (SpeechError, OSError ...)
             raise VoiceFailed(str(exc)) from exc
         return to_rate(pcm, self.source_rate, self.sample_rate)
 
 
-def build_synth(caller: CallerSettings, sample_rate: int) -> CallerSynth:
+def build_synth(caller: Caller, sample_rate: int) -> CallerSynth:
     """The synthesiser of the caller's voice (OSError / SpeechError when it cannot speak)."""
-    v = caller.voice
-    if v.engine == "openai":
+    if caller.engine == "openai":
         from vae.speech.tts import OpenAISpeech, TtsSettings
 
-        engine: Any = OpenAISpeech(TtsSettings(voice=v.voice or "alloy"))
-        return CallerSynth(engine, engine.sample_rate, sample_rate, v.rate_wpm)
-    espeak = espeak_voice(v.espeak_name, v.rate_wpm, v.pitch)
-    return CallerSynth(espeak, espeak.sample_rate, sample_rate, v.rate_wpm)
+        engine: Any = OpenAISpeech(TtsSettings(voice=caller.voice or "alloy"))
+        return CallerSynth(engine, engine.sample_rate, sample_rate, caller.rate_wpm)
+    espeak = espeak_voice(caller.espeak_voice, caller.rate_wpm, caller.pitch)
+    return CallerSynth(espeak, espeak.sample_rate, sample_rate, caller.rate_wpm)
 
 
 #: Side keys that ask for a voice of their own (else the bot's default voice speaks).
-_VOICE_KEYS = ("preset", "language", "voice")
+VOICE_KEYS = ("preset", "language", "voice")
 
 
 class CallerRuntime:
     """One session's caller: its settings, its seeded choices, its voice."""
 
-    def __init__(self, caller: CallerSettings, seed: int, text: bool) -> None:
+    def __init__(self, caller: Caller, seed: int, text: bool) -> None:
         self.caller = caller
         self.text = text
         self.rng = random.Random(f"vae-caller:{seed}")
@@ -101,35 +164,40 @@ class CallerRuntime:
         self.synth: CallerSynth | None = None
 
     @classmethod
-    async def start(cls, conv: Conversation) -> CallerRuntime:
-        """Resolve the side's caller and set up its voice; raises on an unusable one."""
+    async def start(cls, conv: Conversation) -> CallerRuntime | None:
+        """The side's caller as the bridge resolved it, its voice set up (None: none sent).
+
+        Raises (OSError, SpeechError ...) when the voice cannot speak.
+        """
         config = conv.info.side_config
-        caller = caller_from_config(config)
+        record = config.get(RESOLVED_KEY)
+        if not isinstance(record, dict):
+            return None
+        caller = Caller.of(record)
         runtime = cls(caller, conv.info.seed, conv.info.text)
-        wants_voice = any(config.get(k) for k in _VOICE_KEYS) or caller.behaviour.rate_variation > 0
+        wants_voice = any(config.get(k) for k in VOICE_KEYS) or caller.rate_variation > 0
+        role = conv.info.role
         if conv.info.text:
-            await conv.log(
-                f"{conv.info.role} speaks {caller.voice.language}; voice not applicable (text)"
-            )
+            await conv.log(f"{role} speaks {caller.language}; voice not applicable (text)")
         elif wants_voice:
             runtime.synth = await asyncio.to_thread(build_synth, caller, conv.voice.sample_rate)
             conv.synth = runtime.synth
-            await conv.log(f"{conv.info.role} voice: {caller.voice.describe()}")
-        if caller.behaviour.active:
-            described = caller.behaviour.describe()
+            await conv.log(f"{role} voice: {caller.summary}")
+        if caller.has_behaviour:
+            described = caller.behaviour_summary
             await conv.log(f"caller behaviour: {described} (seed {conv.info.seed})")
         return runtime
 
     def next_reply(self) -> ReplyPlan:
         """Draw the next reply's choices (always the same draws, in the same order)."""
-        b = self.caller.behaviour
+        b = self.caller
         self.replies += 1
         n = self.replies
         barge_draw, barge_at = self.rng.random(), self.rng.uniform(*b.barge_in_after_s)
-        pause = self.rng.uniform(*b.pause_before_answer_s)
+        pause = self.rng.uniform(*b.pause_s)
         variation = self.rng.uniform(-b.rate_variation, b.rate_variation)
-        rate = round(self.caller.voice.rate_wpm * (1 + variation))
-        rate = min(max(rate, voices.RATE_RANGE[0]), voices.RATE_RANGE[1])
+        rate = round(b.rate_wpm * (1 + variation))
+        rate = min(max(rate, RATE_RANGE[0]), RATE_RANGE[1])
         silence = sum(s for t, s in b.silences if t == n)
         barges = barge_draw < b.barge_in_probability and not self.text
         return ReplyPlan(
@@ -143,7 +211,7 @@ class CallerRuntime:
 
     def dress(self, text: str) -> tuple[str, int]:
         """The line with fillers inserted at the hesitation rate; and how many."""
-        rate = self.caller.behaviour.hesitation_rate
+        rate = self.caller.hesitation_rate
         if rate <= 0:
             return text, 0
         fillers = self.caller.fillers

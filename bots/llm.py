@@ -26,7 +26,6 @@ from bots.caller import CallerRuntime, ReplyPlan, VoiceFailed
 from bots.conversation import Conversation
 from bots.listening import PeerListener
 from vae.common.v1 import common_pb2
-from vae.speech.caller import CALLER_KEYS
 from vae.speech.stt import Transcriber, TranscriptionError
 
 END_TOOLS = {"agent": "end_conversation", "user": "hang_up"}
@@ -145,16 +144,15 @@ class LlmBrain:
         The language is also an instruction to the model. Barge-ins do not apply to
         an LLM caller: it needs the agent's words before it can reply.
         """
-        config = conv.info.side_config
-        if not any(config.get(k) is not None for k in CALLER_KEYS):
-            return True, None
         try:
             caller = await CallerRuntime.start(conv)
         except Exception as exc:  # an unusable voice: the bot's error, and its end
             await conv.log(f"bot error: voice unusable: {exc}", common_pb2.LOG_LEVEL_ERROR)
             await conv.fail(f"voice unusable: {exc}")
             return False, None
-        language = caller.caller.voice.language
+        if caller is None:
+            return True, None
+        language = caller.caller.language
         if not language.lower().startswith("en"):
             messages[0]["content"] += (
                 f"\n\nSpeak only the language with BCP 47 tag {language!r} on this call."

@@ -161,10 +161,10 @@ async def play_script(conv: Conversation) -> None:
     for action in conv.info.initialization_actions:
         conv.db.call(action["func_name"], action.get("arguments", {}), script.tool_effects)
     if conv.info.role != "agent":
-        caller = await _caller(conv)
-        if caller is None:
+        usable, caller = await _caller(conv)
+        if not usable:
             return
-        if caller.caller.answers_as == "voicemail":
+        if caller is not None and caller.caller.answers_as == "voicemail":
             from bots.voicemail import play_voicemail
 
             await play_voicemail(conv, caller)
@@ -174,22 +174,25 @@ async def play_script(conv: Conversation) -> None:
     # The agent keeps hearing (and reporting) after its script ends, until the call
     # does: its ears are a hook on the lines the bridge forwards (bots.hearing).
     # The agent's own voice, when the scenario names one.
-    voiced = any(conv.info.side_config.get(k) for k in ("preset", "language", "voice"))
-    if voiced and await _caller(conv) is None:
+    usable, _ = await _caller(conv)
+    if not usable:
         return
     ears = HeardReporter(conv)
     await ears.explain_silence()
     await _play(conv, script, ears, None)
 
 
-async def _caller(conv: Conversation) -> CallerRuntime | None:
-    """The caller's voice and behaviours (bots.caller); None after reporting why it cannot speak."""
+async def _caller(conv: Conversation) -> tuple[bool, CallerRuntime | None]:
+    """The caller's voice and behaviours (bots.caller), if the bridge sent one.
+
+    Not usable (False) after reporting why its voice cannot speak and ending the call.
+    """
     try:
-        return await CallerRuntime.start(conv)
+        return True, await CallerRuntime.start(conv)
     except Exception as exc:  # an unusable voice: the bot's error, said plainly, and its end
-        await conv.log(f"bot error: caller voice unusable: {exc}", common_pb2.LOG_LEVEL_ERROR)
-        await conv.fail(f"caller voice unusable: {exc}")
-        return None
+        await conv.log(f"bot error: voice unusable: {exc}", common_pb2.LOG_LEVEL_ERROR)
+        await conv.fail(f"voice unusable: {exc}")
+        return False, None
 
 
 async def _play(

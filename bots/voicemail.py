@@ -50,20 +50,22 @@ def beep(hz: float, ms: int, rate: int, amplitude: float = 0.3) -> np.ndarray:
 
 async def play_voicemail(conv: Conversation, caller: CallerRuntime) -> None:
     vm = caller.caller.voicemail
-    assert vm is not None
-    record: dict[str, Any] = {"expect": vm.expect, "message_s": 0.0, "cut_off": False,
+    expect, within_s = str(vm.get("expect", "leave_message")), float(vm.get("within_s", 30.0))
+    greeting = str(vm.get("greeting") or "Please leave a message after the tone.")
+    record: dict[str, Any] = {"expect": expect, "message_s": 0.0, "cut_off": False,
                               "agent_turns": 0}  # fmt: skip
     conv.db.state["voicemail"] = record
-    await conv.log(f"voicemail: answering (expects the agent to {vm.expect.replace('_', ' ')})")
+    await conv.log(f"voicemail: answering (expects the agent to {expect.replace('_', ' ')})")
     if conv.info.text:
-        await conv.say(f"{vm.greeting} *beep*")
-        await _listen_text(conv, vm.within_s, record)
+        await conv.say(f"{greeting} *beep*")
+        await _listen_text(conv, within_s, record)
     else:
-        await _greet(conv, vm.greeting, vm.beep_hz, vm.beep_ms)
-        await _listen_audio(conv, vm.within_s, record)
+        hz, ms = float(vm.get("beep_hz", 1000.0)), int(vm.get("beep_ms", 500))
+        await _greet(conv, greeting, hz, ms)
+        await _listen_audio(conv, within_s, record)
     if record["cut_off"]:
-        await conv.log(f"voicemail: message window of {vm.within_s:g} s closed; hanging up")
-        await conv.end(f"voicemail: the message window ({vm.within_s:g} s) closed")
+        await conv.log(f"voicemail: message window of {within_s:g} s closed; hanging up")
+        await conv.end(f"voicemail: the message window ({within_s:g} s) closed")
 
 
 async def _greet(conv: Conversation, greeting: str, hz: float, ms: int) -> None:

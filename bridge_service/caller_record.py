@@ -3,17 +3,25 @@
 Why the bridge records it (and not the user bot): the caller is part of the
 scenario, which the bridge froze with the run, and it must be on record even
 when the user bot is someone else's (which may ignore it) or fails before it
-speaks. The resolution is :func:`vae.speech.caller.caller_from_config`, the
-one the reference user bot speaks from; the bot's own log lines then say what
-it actually did (each barge-in, pause, filler, silence). A scenario that names
-no caller key records nothing: the user bot's own voice spoke.
+speaks. The resolution is
+:func:`recordings.scenarios.caller_settings.caller_from_config`; the same
+record goes to the bots in ``side_config_json["resolved_caller"]``
+(:func:`side_config`), so what is recorded is what they were told to speak; the
+bot's own log lines then say what it actually did (each barge-in, pause,
+filler, silence). A scenario that names no caller key records nothing: the user
+bot's own voice spoke.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from vae.speech.caller import CALLER_KEYS, CallerConfigError, caller_from_config
+from recordings.scenarios.caller_settings import (
+    CALLER_KEYS,
+    CallerConfigError,
+    caller_from_config,
+    resolved,
+)
 
 
 def caller_record(side: dict[str, Any], modality: str) -> dict[str, Any] | None:
@@ -24,11 +32,18 @@ def caller_record(side: dict[str, Any], modality: str) -> dict[str, Any] | None:
         caller = caller_from_config(side)
     except CallerConfigError as exc:  # validated at StartRun; kept honest if not
         return {"error": str(exc)}
-    record = caller.to_dict()
-    record["voice"]["espeak_voice"] = caller.voice.espeak_name
-    record["voice"]["summary"] = caller.voice.describe()
-    record["behaviour"]["summary"] = caller.behaviour.describe()
+    record = resolved(caller)
     if modality == "text":
         record["voice"]["applies"] = False
         record["note"] = "text session: no voice is synthesised and no barge-in can happen"
     return record
+
+
+#: The key of ``SessionStart.side_config_json`` that carries the resolved caller.
+RESOLVED_KEY = "resolved_caller"
+
+
+def side_config(extras: dict[str, Any], modality: str) -> dict[str, Any]:
+    """A side's ``side_config_json``: its extras, plus the resolved caller when it names one."""
+    record = caller_record(extras, modality)
+    return extras if record is None else {**extras, RESOLVED_KEY: record}

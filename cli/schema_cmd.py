@@ -62,12 +62,12 @@ def schema_caller_presets() -> None:
     \b
     Examples:
       vae schema caller-presets
-      vae schema caller-presets | python -c "import json,sys; print(*json.load(sys.stdin)['presets'])"
+      vae schema caller-presets > callers.json
     """
     import json
 
-    from vae.speech import voices
-    from vae.speech.presets import PRESETS
+    from recordings.scenarios import voices
+    from recordings.scenarios.presets import PRESETS
 
     doc = {
         "presets": PRESETS,

@@ -268,3 +268,29 @@ async def test_text_sessions_insert_hesitations_as_text_and_skip_the_voice(
     messages = logs(bridge.db_path, sid, Side.USER)
     assert any("voice not applicable (text)" in m for m in messages)
     assert not any("barge-in" in m and "reply" in m for m in messages)
+
+
+async def test_behaviours_hold_on_the_virtual_clock(bridge: BridgeServer) -> None:
+    """The silence and the barge-ins are session time: exact on the virtual clock."""
+    agent = [LONG, LONG, {"say": "Done. Goodbye.", "end": True}]
+    behaviour = {"barge_in_probability": 1.0, "barge_in_after_s": 0.8,
+                 "silences": [{"turn": 1, "seconds": 0.0}]}  # fmt: skip
+    barging = two_sided("virtual_barge", {"behaviour": behaviour}, agent)
+    quiet = two_sided("virtual_quiet", {"behaviour": {"silences": [{"turn": 2, "seconds": 3.0}]},
+                                        "response_delay_s": 0.2})  # fmt: skip
+    run_id = await run_with_bots(
+        bridge, [barging, quiet], clock=common_pb2.CLOCK_KIND_VIRTUAL, seed=9
+    )
+    result = await rescore(bridge.db_path, run_id, ScoringConfig(scorers=["timing"]))
+    by_name = {o.scenario_name: o for o in result.sessions}
+    barge_ins = by_name["virtual_barge"].get("timing.user_barge_ins")
+    assert barge_ins is not None and barge_ins.value == 2, barge_ins
+    sid = by_name["virtual_quiet"].session_id
+    user = voiced_spans(bridge.db_path, sid, Channel.TO_AGENT)
+    agent_spans = voiced_spans(bridge.db_path, sid, Channel.TO_USER)
+    before = max(end for _, end in agent_spans if end <= user[1][0])
+    assert 3.2 <= user[1][0] - before <= 4.0, user[1][0] - before
+    with RecordingReader(bridge.db_path) as reader:
+        assert {reader.session_mode(s.session_id).clock for s in reader.sessions(run_id)} == {
+            "virtual"
+        }

@@ -16,13 +16,12 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import vae
-from recordings.scenarios import caller
+from recordings.scenarios import caller, voices
+from recordings.scenarios.caller_settings import CallerConfigError, caller_from_config
 from recordings.scenarios.check import check
 from recordings.scenarios.parse import scenario_from_dict
+from recordings.scenarios.presets import PRESETS
 from recordings.scenarios.schema import scenario_schema
-from vae.speech import voices
-from vae.speech.caller import CallerConfigError, caller_from_config
-from vae.speech.presets import PRESETS
 
 
 def problems(user: dict[str, object], **top: object) -> list[tuple[str, str]]:

@@ -1,12 +1,12 @@
 """Which caller voices exist: eSpeak NG's languages and variants, BCP 47 tags mapped onto them.
 
-Why a table in the contract package: ``vae validate`` (the store's schema
-check), the bridge (which records the caller's voice per session) and the
-reference bots (which speak it) must agree on what a scenario's
-``user.language`` and ``user.voice`` name, and only the bots load eSpeak. The
-table is the set of voices the ``espeakng-loader`` wheel ships
-(``espeak-ng-data/lang`` and ``voices/!v``); a test holds it equal to the
-installed data, so an upgrade that adds or drops a voice shows up there.
+Why a table beside the scenario model: ``vae validate`` (the schema check) must
+refuse a language or voice the reference bots could not speak, before a call is
+placed, and only the bots load eSpeak; the bridge sends the bots the resolved
+eSpeak voice name (``es-419+f2``). The table is the set of voices the
+``espeakng-loader`` wheel ships (``espeak-ng-data/lang`` and ``voices/!v``); a
+test holds it equal to the installed data, so an upgrade that adds or drops a
+voice shows up there.
 
 A language is a BCP 47 tag (``es``, ``de-DE``, ``es-MX``, ``pt-BR``); it maps
 to eSpeak's most specific voice: the whole tag when eSpeak has it (case

@@ -1,12 +1,13 @@
 """The caller a scenario asks for: voice, language, behaviours, voicemail, resolved once.
 
-Why one resolution in the contract package: a scenario's ``user`` section
-(``preset``, ``language``, ``voice``, ``behaviour``, ``answers_as``,
-``voicemail``) is read by three parties that never import each other — the
-schema check (``vae validate``), the bridge (which records the caller per
-session, ``vae runs show``) and the reference user bot (which speaks it). They
-all call :func:`caller_from_config` on the side's plain data, so a preset, a
-default or a language fallback means the same thing everywhere.
+Why one resolution, in the store's scenario package: a scenario's ``user``
+section (``preset``, ``language``, ``voice``, ``behaviour``, ``answers_as``,
+``voicemail``) means one thing to the schema check (``vae validate``), the
+bridge (which records the caller per session, ``vae runs show``) and the
+reference bots (which speak it). The first two call :func:`caller_from_config`;
+the bots import only the contract, so the bridge sends them the *resolved*
+caller (``side_config_json["resolved_caller"]``, :func:`resolved`) and they
+never re-interpret a preset or a language tag.
 
 Precedence: the scenario's own keys over the named preset's, ``voice.language``
 over ``language``. Everything here is plain data; the bots' runtime (seeded
@@ -18,8 +19,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from vae.speech import voices
-from vae.speech.presets import PRESETS
+from recordings.scenarios import voices
+from recordings.scenarios.presets import PRESETS
 
 
 class CallerConfigError(ValueError):
@@ -129,6 +130,16 @@ class CallerSettings:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def resolved(caller: CallerSettings) -> dict[str, Any]:
+    """What the bots receive (and the bridge records): the settings plus derived names."""
+    record = caller.to_dict()
+    record["voice"]["espeak_voice"] = caller.voice.espeak_name
+    record["voice"]["summary"] = caller.voice.describe()
+    record["behaviour"]["summary"] = caller.behaviour.describe()
+    record["behaviour"]["fillers"] = list(caller.fillers)
+    return record
 
 
 CALLER_KEYS = ("preset", "language", "voice", "behaviour", "answers_as", "voicemail")
