@@ -160,6 +160,13 @@ class EspeakSynthesiser:
         lib.espeak_SetParameter(_ESPEAK_RATE, self._rate_now, 0)
         if self._pitch is not None:
             lib.espeak_SetParameter(_ESPEAK_PITCH, self._pitch, 0)
+        # Some variants (f2's roughness, whisper's breath) draw random numbers that
+        # eSpeak seeds from the time of day: a fixed seed keeps the voice a function
+        # of the text (eSpeak NG's own seed, and libc's rand() it also reads;
+        # synthesis holds the lock).
+        if hasattr(lib, "espeak_ng_SetRandSeed"):
+            lib.espeak_ng_SetRandSeed(ctypes.c_long(1))
+        _libc().srand(1)
         return lib, path, int(rate)
 
     @staticmethod
@@ -197,6 +204,11 @@ class EspeakSynthesiser:
             raise OSError(f"espeak_Synth failed ({status})")
         pcm = np.frombuffer(b"".join(chunks), dtype="<i2")
         return _trim_silence(pcm)
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(ctypes.util.find_library("c"))
 
 
 def _trim_silence(pcm: np.ndarray, threshold: int = 64) -> np.ndarray:
