@@ -294,3 +294,65 @@ async def test_behaviours_hold_on_the_virtual_clock(bridge: BridgeServer) -> Non
         assert {reader.session_mode(s.session_id).clock for s in reader.sessions(run_id)} == {
             "virtual"
         }
+
+
+class GermanCaller:
+    """An LLM stand-in for the caller: two German lines, then it hangs up."""
+
+    def __init__(self) -> None:
+        self.requests: list[list[dict[str, Any]]] = []
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.requests.append(request["messages"])
+        if len(self.requests) == 1:
+            return {"content": "Guten Tag, ich möchte meinen Flug umbuchen bitte."}
+        end = {"id": "c1", "type": "function",
+               "function": {"name": "hang_up", "arguments": "{}"}}  # fmt: skip
+        return {"content": "Danke schön, auf Wiederhören.", "tool_calls": [end]}
+
+
+async def test_the_llm_caller_is_told_its_language_and_hesitates_in_it(
+    bridge: BridgeServer,
+) -> None:
+    from bots.llm import END_TOOLS, LlmBrain, LlmSettings
+    from bots.openai_server import OpenAICompatibleServer
+
+    assert END_TOOLS["user"] == "hang_up"
+    llm = GermanCaller()
+    caller = {"language": "de-DE", "behaviour": {"hesitation_rate": 0.5}}
+    scenario = two_sided("llm_german", caller, ["Guten Tag, wie kann ich helfen?", "Gern."])
+    with OpenAICompatibleServer(llm) as server:
+        settings = LlmSettings(base_url=server.base_url, model="stand-in", transcript_wait_s=0.5)
+        run_id = await run_with_bots(bridge, [scenario], user=lambda: LlmBrain(settings), seed=2)
+    assert "Speak only the language with BCP 47 tag 'de-DE'" in llm.requests[0][0]["content"]
+    sid = session_of(bridge.db_path, run_id, "llm_german")
+    said = [t["text"] for t in spoken(bridge.db_path, sid, Side.USER)]
+    assert said and any(w in ("äh,", "ähm,") for t in said for w in t.split()), said
+    assert any("user voice: espeak de (de-DE)" in m for m in logs(bridge.db_path, sid, Side.USER))
+
+
+async def test_runs_show_lists_each_callers_voice_and_behaviour(bridge: BridgeServer) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from cli.main import vae
+
+    quick = {"preset": "hesitant-en", "script": ["Hi, I have a question.", "It is about my bag."]}
+    run_id = await run_with_bots(bridge, [two_sided("shown", quick), two_sided("plain", {})])
+    text = CliRunner().invoke(vae, ["runs", "show", run_id, "--db", str(bridge.db_path)])
+    assert text.exit_code == 0, text.output
+    lines = text.stdout.splitlines()
+    at = lines.index("callers:")
+    shown = [line for line in lines[at + 1 :] if " shown: " in line]
+    assert shown and "voice espeak en-US+f3 (en-US) 150 wpm pitch 55" in shown[0]
+    assert "pauses 0.8-1.8 s, hesitations 15%, rate ±15%" in shown[0]
+    assert not any(" plain: " in line for line in lines[at + 1 :])
+    doc = json.loads(
+        CliRunner()
+        .invoke(vae, ["runs", "show", run_id, "--db", str(bridge.db_path), "--json"])
+        .stdout
+    )
+    by_name = {s["scenario"]: s for s in doc["sessions"]}
+    assert by_name["shown"]["caller"]["preset"] == "hesitant-en"
+    assert by_name["plain"]["caller"] is None
