@@ -70,10 +70,6 @@ class Behaviour:
     #: Hang up instead of this reply (1-based); 0: never.
     hang_up_after_turn: int = 0
 
-    @property
-    def active(self) -> bool:
-        return self != Behaviour()
-
     def describe(self) -> str:
         parts: list[str] = []
         lo, hi = self.pause_before_answer_s
