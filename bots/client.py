@@ -82,6 +82,7 @@ def session_info(start: bridge_pb2.SessionStart) -> SessionInfo:
         modality=_MODALITY.get(start.modality, "audio"),
         clock=_CLOCK.get(start.clock, "real"),
         frame_ms=start.frame_ms or 16,
+        seed=start.seed,
     )
 
 

@@ -57,6 +57,8 @@ class SessionInfo:
     clock: str = "real"
     #: Length of the frames (one per step on the virtual clock) this bot receives, ms.
     frame_ms: int = 16
+    #: SessionStart.seed: this session's randomness (a caller's behaviours draw from it).
+    seed: int = 0
 
     @property
     def text(self) -> bool:
@@ -185,6 +187,11 @@ class Conversation:
         kind = common_pb2.END_KIND_AGENT_END_TOOL
         if self.info.role == "user":
             kind = common_pb2.END_KIND_USER_HANG_UP
+        await self.emit(end_conversation=common_pb2.EndConversation(kind=kind, reason=reason))
+
+    async def fail(self, reason: str) -> None:
+        """Ask the bridge to end the call as this bot's failure (stop reason ``bot_error``)."""
+        kind = common_pb2.END_KIND_BOT_ERROR
         await self.emit(end_conversation=common_pb2.EndConversation(kind=kind, reason=reason))
 
     # ------------------------------------------------------------ listening

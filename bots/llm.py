@@ -22,6 +22,7 @@ from typing import Any
 
 import openai
 
+from bots.caller import CallerRuntime, ReplyPlan, VoiceFailed
 from bots.conversation import Conversation
 from bots.listening import PeerListener
 from vae.common.v1 import common_pb2
@@ -94,6 +95,9 @@ class LlmBrain:
         self.transcriber = transcriber
         #: Peer onsets already transcribed.
         self._onsets = 0
+        #: The scenario's caller (bots.caller) and the plan of the reply being made.
+        self._runtime: CallerRuntime | None = None
+        self._plan: ReplyPlan | None = None
 
     async def __call__(self, conv: Conversation) -> None:
         conv.record_history = False
@@ -109,15 +113,52 @@ class LlmBrain:
         # A text session's peer arrives as text: there is nothing to transcribe.
         if self.transcriber is not None and isinstance(conv.listener, PeerListener):
             conv.listener.keep_audio()
+        usable, caller = await self._caller(conv, messages)
+        if not usable:
+            return
         first = True
         seen = 0
         while True:
             if not (first and speaks_first):
+                plan = caller.next_reply() if caller is not None else None
+                if plan is not None and plan.hang_up:
+                    await conv.log(f"caller behaviour: hangs up instead of reply {plan.number}")
+                    await conv.end("the caller hung up early (behaviour.hang_up_after_turn)")
+                    return
                 await conv.wait_peer_turn()
                 seen = await self._hear(conv, messages, seen)
+                if plan is not None and (plan.pause_s or plan.silence_s):
+                    await conv.log(f"caller behaviour: pause {plan.pause_s + plan.silence_s:.2f} s "
+                                   f"(reply {plan.number})")  # fmt: skip
+                    await conv.wait_seconds(plan.pause_s + plan.silence_s)
+                self._plan = plan
             first = False
             if await self._respond(conv, messages, tools, effects):
                 return
+
+    async def _caller(
+        self, conv: Conversation, messages: list[dict[str, Any]]
+    ) -> tuple[bool, CallerRuntime | None]:
+        """The scenario's caller (voice, language, behaviours); not usable: it cannot speak.
+
+        The language is also an instruction to the model. Barge-ins do not apply to
+        an LLM caller: it needs the agent's words before it can reply.
+        """
+        try:
+            caller = await CallerRuntime.start(conv)
+        except Exception as exc:  # an unusable voice: the bot's error, and its end
+            await conv.log(f"bot error: voice unusable: {exc}", common_pb2.LOG_LEVEL_ERROR)
+            await conv.fail(f"voice unusable: {exc}")
+            return False, None
+        if caller is None:
+            return True, None
+        language = caller.caller.language
+        if not language.lower().startswith("en"):
+            messages[0]["content"] += (
+                f"\n\nSpeak only the language with BCP 47 tag {language!r} on this call."
+            )
+        self._runtime = caller
+        return True, caller
 
     async def _hear(self, conv: Conversation, messages: list[dict[str, Any]], seen: int) -> int:
         if conv.info.share_transcripts and len(conv.peer.texts) <= seen:
@@ -209,7 +250,15 @@ class LlmBrain:
                     {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)}
                 )
             if message.content:
-                await conv.say(message.content)
+                text = message.content
+                if self._runtime is not None:
+                    text = await self._runtime.before_say(conv, self._plan, text)
+                try:
+                    await conv.say(text)
+                except VoiceFailed as exc:
+                    await conv.log(f"bot error: {exc}", common_pb2.LOG_LEVEL_ERROR)
+                    await conv.fail(str(exc))
+                    return True
             if ending:
                 await conv.end(f"{end_tool} called")
                 return True

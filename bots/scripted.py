@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from bots.caller import CallerRuntime, VoiceFailed
 from bots.conversation import Conversation
 from bots.hearing import HeardReporter
 from vae.common.v1 import common_pb2
@@ -160,22 +161,59 @@ async def play_script(conv: Conversation) -> None:
     for action in conv.info.initialization_actions:
         conv.db.call(action["func_name"], action.get("arguments", {}), script.tool_effects)
     if conv.info.role != "agent":
-        await _play(conv, script, None)
+        usable, caller = await _caller(conv)
+        if not usable:
+            return
+        if caller is not None and caller.caller.answers_as == "voicemail":
+            from bots.voicemail import play_voicemail
+
+            await play_voicemail(conv, caller)
+            return
+        await _play(conv, script, None, caller)
         return
     # The agent keeps hearing (and reporting) after its script ends, until the call
     # does: its ears are a hook on the lines the bridge forwards (bots.hearing).
+    # The agent's own voice, when the scenario names one.
+    usable, _ = await _caller(conv)
+    if not usable:
+        return
     ears = HeardReporter(conv)
     await ears.explain_silence()
-    await _play(conv, script, ears)
+    await _play(conv, script, ears, None)
 
 
-async def _play(conv: Conversation, script: Script, ears: HeardReporter | None) -> None:
+async def _caller(conv: Conversation) -> tuple[bool, CallerRuntime | None]:
+    """The caller's voice and behaviours (bots.caller), if the bridge sent one.
+
+    Not usable (False) after reporting why its voice cannot speak and ending the call.
+    """
+    try:
+        return True, await CallerRuntime.start(conv)
+    except Exception as exc:  # an unusable voice: the bot's error, said plainly, and its end
+        await conv.log(f"bot error: voice unusable: {exc}", common_pb2.LOG_LEVEL_ERROR)
+        await conv.fail(f"voice unusable: {exc}")
+        return False, None
+
+
+async def _play(
+    conv: Conversation, script: Script, ears: HeardReporter | None, caller: CallerRuntime | None
+) -> None:
     for index, item in enumerate(script.items):
         first = index == 0
         waits = not (item.no_wait or (first and script.speaks_first))
         if ears is not None:
             ears.expect(item.heard if waits else None)
-        await _cue(conv, script, item, first=first)
+        plan = None
+        if caller is not None and waits and item.barge_in_after_s is None:
+            plan = caller.next_reply()
+            if plan.hang_up:
+                await conv.log(f"caller behaviour: hangs up instead of reply {plan.number}")
+                await conv.end("the caller hung up early (behaviour.hang_up_after_turn)")
+                return
+            delay = script.response_delay_s if item.wait_s is None else item.wait_s
+            await caller.cue(conv, plan, delay)
+        else:
+            await _cue(conv, script, item, first=first)
         if ears is not None:
             await ears.acted()
         for call in item.tool_calls:
@@ -183,7 +221,13 @@ async def _play(conv: Conversation, script: Script, ears: HeardReporter | None) 
             if outcome.error:
                 log.info("%s: tool %s failed: %s", conv.info.session_id, call.name, outcome.error)
         if item.say:
-            await conv.say(item.say, yield_after_s=script.yield_after_s)
+            said = item.say if caller is None else await caller.before_say(conv, plan, item.say)
+            try:
+                await conv.say(said, yield_after_s=script.yield_after_s)
+            except VoiceFailed as exc:
+                await conv.log(f"bot error: {exc}", common_pb2.LOG_LEVEL_ERROR)
+                await conv.fail(str(exc))
+                return
         if item.end:
             await conv.end("script finished")
             return

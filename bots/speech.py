@@ -35,6 +35,7 @@ _AUDIO_OUTPUT_SYNCHRONOUS = 0x02
 _ESPEAK_CHARS_UTF8 = 1
 _ESPEAK_INIT_DONT_EXIT = 0x8000
 _ESPEAK_RATE = 1
+_ESPEAK_PITCH = 3
 
 
 class Synthesiser(Protocol):
@@ -112,13 +113,23 @@ class EspeakSynthesiser:
     _lock = threading.Lock()
 
     def __init__(
-        self, library: str, data_dir: str | None, voice: str = "en", words_per_minute: int = 205
+        self,
+        library: str,
+        data_dir: str | None,
+        voice: str = "en",
+        words_per_minute: int = 205,
+        pitch: int | None = None,
     ) -> None:
         self._library = library
         self._data = data_dir.encode() if data_dir else None
         self._voice = voice.encode()
+        #: eSpeak's name of the voice (``es+f2``), for what a session records.
+        self.voice = voice
         # A brisk phone voice keeps the example conversations short.
         self._words_per_minute = words_per_minute
+        #: eSpeak pitch 0-100; None keeps the voice's own.
+        self._pitch = pitch
+        self._rate_now = words_per_minute
         self._copies = tempfile.TemporaryDirectory(prefix="vae-espeak-")
         self._loaded = 0
         self._chunks: list[bytes] = []
@@ -146,7 +157,16 @@ class EspeakSynthesiser:
         if lib.espeak_SetVoiceByName(self._voice) != 0:
             self._unload(lib, path)
             raise OSError(f"espeak-ng has no voice {self._voice.decode()!r}")
-        lib.espeak_SetParameter(_ESPEAK_RATE, self._words_per_minute, 0)
+        lib.espeak_SetParameter(_ESPEAK_RATE, self._rate_now, 0)
+        if self._pitch is not None:
+            lib.espeak_SetParameter(_ESPEAK_PITCH, self._pitch, 0)
+        # Some variants (f2's roughness, whisper's breath) draw random numbers that
+        # eSpeak seeds from the time of day: a fixed seed keeps the voice a function
+        # of the text (eSpeak NG's own seed, and libc's rand() it also reads;
+        # synthesis holds the lock).
+        if hasattr(lib, "espeak_ng_SetRandSeed"):
+            lib.espeak_ng_SetRandSeed(ctypes.c_long(1))
+        _libc().srand(1)
         return lib, path, int(rate)
 
     @staticmethod
@@ -161,10 +181,15 @@ class EspeakSynthesiser:
             self._chunks.append(ctypes.string_at(wav, count * 2))
         return 0
 
-    @functools.lru_cache(maxsize=512)  # noqa: B019 - one instance per process
     def synthesise(self, text: str) -> np.ndarray:
+        return self.synthesise_at(text, self._words_per_minute)
+
+    @functools.lru_cache(maxsize=512)  # noqa: B019 - one instance per voice
+    def synthesise_at(self, text: str, words_per_minute: int) -> np.ndarray:
+        """``text`` at ``words_per_minute`` (a caller whose rate varies per reply)."""
         data = text.encode("utf-8")
         with self._lock:
+            self._rate_now = words_per_minute
             lib, path, _ = self._load()
             try:
                 self._chunks = []
@@ -181,12 +206,29 @@ class EspeakSynthesiser:
         return _trim_silence(pcm)
 
 
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(ctypes.util.find_library("c"))
+
+
 def _trim_silence(pcm: np.ndarray, threshold: int = 64) -> np.ndarray:
     """Drop eSpeak's leading/trailing silence so speech boundaries are the voice's."""
     loud = np.flatnonzero(np.abs(pcm.astype(np.int32)) > threshold)
     if len(loud) == 0:
         return pcm[:0]
     return pcm[loud[0] : loud[-1] + 1].copy()
+
+
+def espeak_voice(voice: str, words_per_minute: int, pitch: int | None) -> EspeakSynthesiser:
+    """An eSpeak NG synthesiser for one voice (``es+f2``); OSError when it cannot speak it."""
+    problems: list[str] = []
+    for lib, data in _espeak_locations():
+        try:
+            return EspeakSynthesiser(lib, data, voice, words_per_minute, pitch)
+        except OSError as exc:
+            problems.append(f"{lib}: {exc}")
+    raise OSError("eSpeak NG cannot speak " + repr(voice) + ": " + ("; ".join(problems) or
+                  "it is not installed (pip install espeakng-loader)"))  # fmt: skip
 
 
 def _espeak_locations() -> list[tuple[str, str | None]]:

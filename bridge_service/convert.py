@@ -42,6 +42,7 @@ SIDE_TO_ROLE = {Side.USER: common_pb2.ROLE_USER, Side.AGENT: common_pb2.ROLE_AGE
 _END_KINDS = {
     common_pb2.END_KIND_AGENT_END_TOOL: "agent_end_tool",
     common_pb2.END_KIND_USER_HANG_UP: "user_hang_up",
+    common_pb2.END_KIND_BOT_ERROR: "bot_error",
 }
 #: Every StopReason by its stored name (``end_tool``): derived, so a new enum value needs no edit.
 _STOP = {

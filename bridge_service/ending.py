@@ -17,6 +17,8 @@ from recordings.models import Side
 
 #: EndConversation kind sent by the replayed user side (``bridge_service.replay``).
 REPLAY_FINISHED_KIND = "replay_finished"
+#: EndConversation kind END_KIND_BOT_ERROR: the bot cannot go on.
+BOT_ERROR_KIND = "bot_error"
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,8 @@ class EndRequest:
 
 def end_request_for(side: Side, kind: str, reason_text: str) -> EndRequest:
     """The end a bot's EndConversation asks for (decided by who sent it)."""
+    if kind == BOT_ERROR_KIND:
+        return EndRequest(StopReason.BOT_ERROR, f"the {side} bot failed: {reason_text}")
     if side is Side.AGENT:
         return EndRequest(StopReason.END_TOOL, reason_text or "agent called its end tool", True)
     if kind == REPLAY_FINISHED_KIND:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bridge_service.caller_record import side_config
 from bridge_service.config import BridgeSettings, RunSettings
 from bridge_service.connectors.base import SessionStartInfo
 from bridge_service.framing import Framing
@@ -61,7 +62,7 @@ def start_info(
         tools=spec.resources.tools,
         initial_state=state,
         initialization_actions=actions,
-        side_config=spec.extras,
+        side_config=side_config(spec.extras, plan.settings.modality),
         max_duration_ms=int(plan.max_duration_s * 1000),
         share_transcripts=plan.settings.share_transcripts,
         receive_rate=receive_rate,

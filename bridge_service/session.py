@@ -18,6 +18,7 @@ import asyncio
 import logging
 from dataclasses import dataclass
 
+from bridge_service.caller_record import caller_record
 from bridge_service.config import StopReason
 from bridge_service.connectors.base import SessionEndedOut, SessionEndingOut, SideEndpoint
 from bridge_service.ending import EndRequest, is_clean_exit
@@ -103,6 +104,9 @@ class Session:
         )
         if plan.served_by is not None:
             await self.writer.put_session_bridge(plan.session_id, plan.served_by.to_dict())
+        caller = caller_record(plan.scenario.user.extras, plan.settings.modality)
+        if caller is not None:
+            await self.writer.put_session_caller(plan.session_id, caller)
         try:
             async with asyncio.TaskGroup() as tg:
                 readers = [tg.create_task(io.read(side)) for side in (Side.USER, Side.AGENT)]

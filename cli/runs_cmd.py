@@ -98,6 +98,7 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
         replayed = replayed_from(reader, run_id)
         modes = reader.session_modes(run_id)
         bridges = reader.session_bridges(run_id)
+        callers = reader.session_callers(run_id)
         rows = [
             {
                 "scenario": s.scenario_name,
@@ -118,6 +119,7 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
                 "modality": modes[s.session_id].modality,
                 "clock_kind": modes[s.session_id].clock,
                 "bridge": bridges.get(s.session_id),
+                "caller": callers.get(s.session_id),
             }
             for s in reader.sessions(run_id)
         ]
@@ -156,8 +158,33 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
         row["mode"] = f"{row['modality']}/{row['clock_kind']}"
         row["bridge"] = _bridge(row["bridge"])
     click.echo(dict_table(rows, ["session_id", *COLUMNS, "mode", "tick_late_ms", "bridge"]))
+    for line in caller_lines(rows):
+        click.echo(line)
     for line in run_summary.notes(run_id, str(record.status), record.error, rows):
         click.echo(line)
+
+
+def caller_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """One line per session whose scenario named its caller: voice, behaviours, voicemail."""
+    lines: list[str] = []
+    for row in rows:
+        caller = row.get("caller")
+        if not isinstance(caller, dict):
+            continue
+        if "error" in caller:
+            lines.append(f"  {row['session_id']}: {caller['error']}")
+            continue
+        voice = caller.get("voice", {})
+        text = f"voice {voice.get('summary', '?')}"
+        if voice.get("applies") is False:
+            text += " (not applicable: text)"
+        text += f"; behaviour: {caller.get('behaviour', {}).get('summary', 'none')}"
+        mail = caller.get("voicemail")
+        if caller.get("answers_as") == "voicemail" and isinstance(mail, dict):
+            text += f"; answers as voicemail (expects {mail.get('expect')}"
+            text += f" within {mail.get('within_s')} s)"
+        lines.append(f"  {row['session_id']} {row['scenario']}: {text}")
+    return ["callers:", *lines] if lines else []
 
 
 def _bridge(bridge: Any) -> str:

@@ -46,3 +46,33 @@ def schema_scenario(output: Path | None) -> None:
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf-8")
     click.echo(f"wrote {output}", err=True)
+
+
+@schema_group.command("caller-presets")
+def schema_caller_presets() -> None:
+    """Print the named callers and the voices a scenario's `user` may use (one JSON document).
+
+    `presets`: what `user.preset: NAME` stands for (language, voice, behaviour;
+    keys the scenario sets itself win). `espeak_languages`: the languages
+    `user.language` may name for the default engine (a BCP 47 tag maps to the
+    most specific one: `es-MX` speaks `es-419`, `de-DE` speaks `de`).
+    `espeak_variants`: the speakers `user.voice.voice` may name.
+    `openai_voices`: the voices of OpenAI's endpoint (another server has its own).
+
+    \b
+    Examples:
+      vae schema caller-presets
+      vae schema caller-presets > callers.json
+    """
+    import json
+
+    from recordings.scenarios import voices
+    from recordings.scenarios.presets import PRESETS
+
+    doc = {
+        "presets": PRESETS,
+        "espeak_languages": list(voices.ESPEAK_LANGUAGES),
+        "espeak_variants": list(voices.ESPEAK_VARIANTS),
+        "openai_voices": list(voices.OPENAI_VOICES),
+    }
+    click.echo(json.dumps(doc, indent=2, ensure_ascii=False))

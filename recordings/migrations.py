@@ -279,6 +279,15 @@ MIGRATIONS: tuple[Migration, ...] = (
         );
         """,
     ),
+    Migration(
+        "0015_session_caller",
+        # Who the caller was (issue 25): the voice, language, behaviours and
+        # voicemail mode the scenario's user section asked for, resolved, as JSON
+        # (`vae runs show`, the report). NULL: the user bot's own voice.
+        """
+        ALTER TABLE sessions ADD COLUMN caller_json TEXT;
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

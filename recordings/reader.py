@@ -176,6 +176,26 @@ class RecordingReader(ScoringReader, LabelReader):
         ).fetchall()
         return {r[0]: SessionMode(r[1], r[2]) for r in rows}
 
+    def session_callers(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """Session id -> the caller recorded for it (sessions whose scenario named one)."""
+        rows = self.conn.execute(
+            "SELECT session_id, caller_json FROM sessions WHERE run_id = ?", (run_id,)
+        ).fetchall()
+        found: dict[str, dict[str, Any]] = {}
+        for session_id, text in rows:
+            value = json.loads(text) if text else None
+            if isinstance(value, dict):
+                found[session_id] = value
+        return found
+
+    def session_caller(self, session_id: str) -> dict[str, Any] | None:
+        """The caller recorded for one session, or None (the user bot's own voice)."""
+        row = self.conn.execute(
+            "SELECT caller_json FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        value = json.loads(row[0]) if row is not None and row[0] else None
+        return value if isinstance(value, dict) else None
+
     def session_bridges(self, run_id: str) -> dict[str, dict[str, Any]]:
         """Session id -> the bridge process that served it (where one was recorded)."""
         rows = self.conn.execute(

@@ -155,6 +155,13 @@ class RecordingWriter(ScoringWriter, LabelWriter):
             (modality, clock, session_id),
         )
 
+    async def put_session_caller(self, session_id: str, caller: dict[str, Any]) -> None:
+        """Record the caller the session's scenario asked for (voice, behaviours, voicemail)."""
+        await self.execute(
+            "UPDATE sessions SET caller_json = ? WHERE session_id = ?",
+            (dumps(caller), session_id),
+        )
+
     async def put_session_clock(self, session_id: str, clock: dict[str, object]) -> None:
         """Record how late a session's clock ticked and its audio arrived."""
         await self.execute(

@@ -151,6 +151,8 @@ class _Walker:
     def number(self, value: float, schema: dict[str, Any], path: Path) -> None:
         if "minimum" in schema and value < schema["minimum"]:
             self.add(path, f"must be at least {schema['minimum']}, got {value}")
+        if "maximum" in schema and value > schema["maximum"]:
+            self.add(path, f"must be at most {schema['maximum']}, got {value}")
         if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
             self.add(path, f"must be more than {schema['exclusiveMinimum']}, got {value}")
 
@@ -203,8 +205,12 @@ def check(data: Any) -> list[Issue]:
 
 
 def _cross_checks(data: dict[str, Any], walker: _Walker) -> None:
+    from recordings.scenarios.caller import cross_check as caller_check
+
     for role in ("user", "agent"):
         side = data.get(role) or {}
+        for path, problem in caller_check(role, side, data.get("first_speaker")):
+            walker.add(path, problem)
         flat = data.get(f"{role}_resources")
         resources = flat if isinstance(flat, dict) else side.get("resources") or {}
         declared = set(resources.get("tools") or {})

@@ -125,3 +125,14 @@ FIELD_DOCS: dict[str, str] = {
     "ImportedSideKeys.prompt": "The side's full prompt as an imported run recorded it.",
     "ImportedSideKeys.expected_db_hash": "The expected final-DB hash an imported run recorded.",
 }
+
+
+# The caller keys (recordings/scenarios/caller.py) describe themselves beside their model.
+def _add_caller_docs() -> None:
+    from recordings.scenarios import caller
+
+    CLASS_DOCS.update(caller.CLASS_DOCS)
+    FIELD_DOCS.update(caller.FIELD_DOCS)
+
+
+_add_caller_docs()

@@ -16,6 +16,7 @@ from typing import Any
 
 from recordings import identifiers
 from recordings.errors import ScenarioError
+from recordings.scenarios.caller import voicemail_assertions
 from recordings.scenarios.check import check
 from recordings.scenarios.model import (
     DEFAULT_SUCCESS_SIGNALS,
@@ -100,6 +101,9 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
     sc.order_independent_lists = _str_list(data, "order_independent_lists", where)
     sc.nl_assertions = _str_list(data, "nl_assertions", where)
     sc.db_state_assertions = _assertions(data.get("db_state_assertions"), where)
+    # A voicemail's `expect` stands for assertions on its DB (kept once through a re-parse).
+    implied = voicemail_assertions({**sc.user.extras})
+    sc.db_state_assertions += [a for a in implied if a not in sc.db_state_assertions]
     sc.initialization_actions = _init_actions(data.get("initialization_actions"), where)
     sc.success_signals = _signals(data.get("success_signals"), where)
     noise = data.get("noise", data.get("noise_config"))

@@ -25,7 +25,7 @@ import typing
 from pathlib import Path
 from typing import Any, Literal, Union
 
-from recordings.scenarios import model, parts
+from recordings.scenarios import caller, model, parts
 from recordings.scenarios.docs import CLASS_DOCS, FIELD_DOCS
 
 SCHEMA_FILE = Path(__file__).with_name("scenario.schema.json")
@@ -61,7 +61,7 @@ ALIASES: dict[str, dict[str, Any]] = {
 #: like a misspelt known key (the validator reads it; JSON Schema ignores it).
 TYPO_CHECK = "x-vae-refuse-misspelt-keys"
 #: Side-section keys besides the SideSpec fields, by the dataclass describing them.
-SIDE_INLINE = (parts.ReferenceBotConfig, parts.ImportedSideKeys)
+SIDE_INLINE = (parts.ReferenceBotConfig, parts.ImportedSideKeys, caller.CallerKeys)
 
 
 def _is_dataclass_type(tp: Any) -> bool:

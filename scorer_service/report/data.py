@@ -189,6 +189,7 @@ def _session(
         "audio": audio,
         "modality": mode.modality,
         "clock": mode.clock,
+        "caller": reader.session_caller(session.session_id),
     }
 
 

@@ -18,6 +18,7 @@ from html import escape
 from typing import Any
 
 from scorer_service.heard.compare import mismatch_text
+from scorer_service.report.caller_html import caller_line
 from scorer_service.report.scorecard import badge
 from scorer_service.report.timeline import session_timeline, timeline_legend
 
@@ -220,6 +221,7 @@ def session_block(i: int, s: dict[str, Any]) -> str:
         f' <span class="small">· {meta}</span></summary>'
         f'<div class="small">{escape(s["session_id"])} · attempt {s["attempt"]} · turns '
         f"{s['user_turns']} user / {s['agent_turns']} agent</div>"
+        + caller_line(s)
         + (f'<ul class="reasons">{errors}</ul>' if errors else "")
         + session_timeline(s)
         + timeline_legend()

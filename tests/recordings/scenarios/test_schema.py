@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from bots import jsondb, scripted
-from recordings.scenarios import model, parse, parts
+from recordings.scenarios import caller, model, parse, parts
 from recordings.scenarios.docs import FIELD_DOCS
 from recordings.scenarios.schema import (
     ALIASES,
@@ -40,8 +40,11 @@ DEFS: dict[str, Any] = SCHEMA["$defs"]
 
 
 def _dataclasses() -> list[type]:
-    return [c for c in vars(model).values() if dataclasses.is_dataclass(c)] + [
-        c for c in vars(parts).values() if dataclasses.is_dataclass(c)
+    return [
+        c
+        for module in (model, parts, caller)
+        for c in vars(module).values()
+        if dataclasses.is_dataclass(c) and c.__module__ == module.__name__
     ]
 
 

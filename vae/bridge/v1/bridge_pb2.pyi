@@ -85,7 +85,9 @@ class _StopReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_StopReason
     STOP_REASON_BOT_DISCONNECTED: _StopReason.ValueType  # 5
     """A bot's stream closed or broke mid-call."""
     STOP_REASON_BOT_ERROR: _StopReason.ValueType  # 6
-    """A bot sent something the bridge could not accept."""
+    """A bot sent something the bridge could not accept, or ended the call
+    because it cannot go on (EndConversation END_KIND_BOT_ERROR).
+    """
     STOP_REASON_CANCELLED: _StopReason.ValueType  # 7
     """The run was cancelled."""
     STOP_REASON_SHUTDOWN: _StopReason.ValueType  # 8
@@ -155,7 +157,9 @@ STOP_REASON_MAX_DURATION: StopReason.ValueType  # 4
 STOP_REASON_BOT_DISCONNECTED: StopReason.ValueType  # 5
 """A bot's stream closed or broke mid-call."""
 STOP_REASON_BOT_ERROR: StopReason.ValueType  # 6
-"""A bot sent something the bridge could not accept."""
+"""A bot sent something the bridge could not accept, or ended the call
+because it cannot go on (EndConversation END_KIND_BOT_ERROR).
+"""
 STOP_REASON_CANCELLED: StopReason.ValueType  # 7
 """The run was cancelled."""
 STOP_REASON_SHUTDOWN: StopReason.ValueType  # 8

@@ -195,6 +195,10 @@ class _EndKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EndKind.Value
     """The agent called its end tool: a clean exit."""
     END_KIND_USER_HANG_UP: _EndKind.ValueType  # 2
     """The simulated user hung up."""
+    END_KIND_BOT_ERROR: _EndKind.ValueType  # 330
+    """The bot cannot go on (e.g. its voice cannot be synthesised): the session
+    ends with STOP_REASON_BOT_ERROR and this message's reason as the detail.
+    """
 
 class EndKind(_EndKind, metaclass=_EndKindEnumTypeWrapper):
     """Why a bot ends the conversation."""
@@ -204,6 +208,10 @@ END_KIND_AGENT_END_TOOL: EndKind.ValueType  # 1
 """The agent called its end tool: a clean exit."""
 END_KIND_USER_HANG_UP: EndKind.ValueType  # 2
 """The simulated user hung up."""
+END_KIND_BOT_ERROR: EndKind.ValueType  # 330
+"""The bot cannot go on (e.g. its voice cannot be synthesised): the session
+ends with STOP_REASON_BOT_ERROR and this message's reason as the detail.
+"""
 Global___EndKind: _TypeAlias = EndKind  # noqa: Y015
 
 class _LogLevel:

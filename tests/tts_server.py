@@ -1,0 +1,78 @@
+"""An OpenAI-compatible ``/v1/audio/speech`` server on loopback, for tests.
+
+It speaks the real API (a JSON request with ``model``, ``voice``, ``input``,
+``response_format``, ``speed``; raw PCM16 at 24 kHz back), so vae's speech
+engine runs through the real ``openai`` client over real HTTP. The audio is a
+tone whose length follows the words and the speed (a test can tell a faster
+reply from a slower one). ``status`` makes every request fail with it. Every
+request is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import numpy as np
+
+RATE = 24000
+
+
+def speech_pcm(text: str, speed: float) -> bytes:
+    """0.3 s of a 220 Hz tone per word, shortened by ``speed``."""
+    n = int(RATE * 0.3 * max(1, len(text.split())) / max(speed, 0.25))
+    t = np.arange(n) / RATE
+    return (np.sin(2 * np.pi * 220 * t) * 8000).astype("<i2").tobytes()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: SpeechServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        request = json.loads(body or b"{}")
+        with self.server.lock:
+            self.server.requests.append({"path": self.path, **request})
+        if self.path.rstrip("/") != "/v1/audio/speech" or self.server.status != 200:
+            status = self.server.status if self.server.status != 200 else 404
+            reply = json.dumps({"error": {"message": "speech unavailable"}}).encode()
+            self._send(status, reply, "application/json")
+            return
+        pcm = speech_pcm(str(request.get("input", "")), float(request.get("speed", 1.0)))
+        self._send(200, pcm, "audio/pcm")
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class SpeechServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, status: int = 200) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.status = status
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def __enter__(self) -> SpeechServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+        self.server_close()
+        self._thread.join(timeout=5)
