@@ -176,6 +176,18 @@ class RecordingReader(ScoringReader, LabelReader):
         ).fetchall()
         return {r[0]: SessionMode(r[1], r[2]) for r in rows}
 
+    def session_lines(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """Session id -> the phone line its caller's audio went through (where one was set)."""
+        rows = self.conn.execute(
+            "SELECT session_id, line_json FROM sessions WHERE run_id = ?", (run_id,)
+        ).fetchall()
+        found: dict[str, dict[str, Any]] = {}
+        for session_id, text in rows:
+            value = json.loads(text) if text else None
+            if isinstance(value, dict):
+                found[session_id] = value
+        return found
+
     def session_bridges(self, run_id: str) -> dict[str, dict[str, Any]]:
         """Session id -> the bridge process that served it (where one was recorded)."""
         rows = self.conn.execute(

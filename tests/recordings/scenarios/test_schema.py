@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from bots import jsondb, scripted
-from recordings.scenarios import model, parse, parts
+from recordings.scenarios import line, model, parse, parts
 from recordings.scenarios.docs import FIELD_DOCS
 from recordings.scenarios.schema import (
     ALIASES,
@@ -40,9 +40,11 @@ DEFS: dict[str, Any] = SCHEMA["$defs"]
 
 
 def _dataclasses() -> list[type]:
-    return [c for c in vars(model).values() if dataclasses.is_dataclass(c)] + [
-        c for c in vars(parts).values() if dataclasses.is_dataclass(c)
-    ]
+    return (
+        [c for c in vars(model).values() if dataclasses.is_dataclass(c)]
+        + [c for c in vars(parts).values() if dataclasses.is_dataclass(c)]
+        + [c for c in vars(line).values() if dataclasses.is_dataclass(c)]
+    )
 
 
 def test_shipped_file_is_the_generated_schema() -> None:
