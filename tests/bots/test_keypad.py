@@ -1,0 +1,81 @@
+"""Keypad tones end to end: the scripted caller presses keys, the reference agent hears them.
+
+The caller's ``dtmf: "42#"`` step reaches the bridge as a BotEvent; the
+bridge mixes the standard tones into what a gRPC agent receives; the
+reference agent (``vae bot agent``) detects them with the Goertzel detector
+and reports the digits as its own event. Both events are recorded; the
+tones are in ``to_agent`` and not in the caller's own ``user`` channel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bridge_service.server import BridgeServer
+from recordings.models import Channel, EventKind, Side
+from recordings.reader import RecordingReader
+from tests.bots.conftest import run_with_bots
+from vae import dtmf
+from vae.common.v1 import common_pb2
+
+VIRTUAL = common_pb2.CLOCK_KIND_VIRTUAL
+REAL = common_pb2.CLOCK_KIND_REAL
+
+
+def keypad_scenario(name: str, line: dict[str, Any] | None = None) -> dict[str, Any]:
+    user: dict[str, Any] = {
+        "persona": {"name": "Sam"},
+        "script": [
+            {"say": "I want to check my balance."},
+            {"say": "Here it is.", "dtmf": "42#"},
+            {"say": "Thanks, bye.", "end": True},
+        ],
+    }
+    if line is not None:
+        user["line"] = line
+    return {
+        "name": name,
+        "domain": "bank",
+        "max_duration": 30,
+        "user": user,
+        "agent": {
+            "persona": {"role": "bank agent"},
+            "script": [
+                {"say": "Bank line, how can I help?"},
+                {"say": "Please key in your PIN followed by hash."},
+                {"say": "Thank you, your balance is ten dollars."},
+                {"say": "Goodbye."},
+            ],
+        },
+        "success_signals": ["CLEAN_EXIT"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("clock", "line"),
+    [(VIRTUAL, None), (REAL, None), (VIRTUAL, {"codec": "mulaw8k"})],
+    ids=["virtual", "real", "virtual-mulaw8k"],
+)
+async def test_the_reference_agent_detects_42_hash_from_in_band_tones(
+    bridge: BridgeServer, clock: int, line: dict[str, Any] | None
+) -> None:
+    run_id = await run_with_bots(
+        bridge, [keypad_scenario("keys", line)], clock=clock, max_auto_retries=0
+    )
+    with RecordingReader(bridge.db_path) as reader:
+        (s,) = reader.latest_attempts(run_id).values()
+        events = reader.events(s.session_id, [EventKind.DTMF])
+        to_agent = reader.read_channel(s.session_id, Channel.TO_AGENT)
+        said = reader.read_channel(s.session_id, Channel.USER)
+    sent = [e.payload for e in events if e.side is Side.USER]
+    heard = [e.payload["digits"] for e in events if e.side is Side.AGENT]
+    assert [p["digits"] for p in sent] == ["42#"]
+    assert sent[0]["carried_as"] == "in_band_tones"
+    assert (sent[0]["tone_ms"], sent[0]["gap_ms"]) == (100, 100)
+    assert "".join(heard) == "42#", heard
+    # The tones are in what the agent got, not in what the caller's bot sent.
+    assert dtmf.detect(to_agent.samples, to_agent.sample_rate) == "42#"
+    assert dtmf.detect(said.samples, said.sample_rate) == ""
+    assert s.stop_reason == "user_hang_up"
