@@ -95,7 +95,8 @@ def _signal_rows(outcome: SessionOutcome | None, gating: list[str]) -> dict[str,
 
 
 def _quiet(name: str, row: dict[str, Any]) -> bool:  # nothing heard-reported: no failure
-    return name == signals.HEARD_CORRECTLY and not row["gating"] and row["verdict"] == "unscored"
+    opt_in = (signals.HEARD_CORRECTLY, signals.DTMF_RECEIVED)
+    return name in opt_in and not row["gating"] and row["verdict"] == "unscored"
 
 
 def _failing(rows: dict[str, Any]) -> list[dict[str, Any]]:
