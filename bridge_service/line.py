@@ -167,3 +167,14 @@ def session_line(
     if line.white_noise_db is not None:
         noise = replace(noise or NoiseConfig(), white_noise_db=line.white_noise_db)
     return line, noise
+
+
+def check_lines(scenarios: list[Scenario], overrides: dict[str, Any]) -> None:
+    """Refuse a run whose ``--line`` makes a scenario's line impossible (ValueError naming it)."""
+    if not overrides:
+        return
+    for sc in scenarios:
+        try:
+            session_line(sc, overrides)
+        except ValueError as exc:
+            raise ValueError(f"options.line with scenario {sc.name!r}: {exc}") from None

@@ -176,6 +176,14 @@ class RecordingReader(ScoringReader, LabelReader):
         ).fetchall()
         return {r[0]: SessionMode(r[1], r[2]) for r in rows}
 
+    def session_line(self, session_id: str) -> dict[str, Any] | None:
+        """The phone line one session's caller audio went through (None: a clean line)."""
+        row = self.conn.execute(
+            "SELECT line_json FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        value = json.loads(row[0]) if row is not None and row[0] else None
+        return value if isinstance(value, dict) else None
+
     def session_lines(self, run_id: str) -> dict[str, dict[str, Any]]:
         """Session id -> the phone line its caller's audio went through (where one was set)."""
         rows = self.conn.execute(

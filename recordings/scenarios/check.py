@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from recordings.scenarios.line import burst_problem, line_from_dict
+from recordings.scenarios.line import FIELDS, LineConditions, burst_problem
 
 Path = tuple[str | int, ...]
 
@@ -260,7 +260,8 @@ def _line_checks(data: dict[str, Any], walker: _Walker) -> None:
                    at_key=True)  # fmt: skip
     user = data.get("user") or {}
     line = user.get("line") if isinstance(user, dict) else None
-    if isinstance(line, dict):
-        why = burst_problem(line_from_dict(line))
+    if isinstance(line, dict):  # the schema checked each field: only their combination is left
+        values = {k: v for k, v in line.items() if k in FIELDS and v is not None}
+        why = burst_problem(LineConditions(**values))
         if why:
             walker.add(("user", "line", "packet_loss_burst"), why)

@@ -183,3 +183,15 @@ def describe(line: dict[str, Any] | None) -> str:
     if line.get("white_noise_db") is not None:
         bits.append(f"noise {line['white_noise_db']:g}dBFS")
     return " ".join(bits) or "clean"
+
+
+def describe_recorded(line: Any) -> str:
+    """A session's recorded line (``sessions.line_json``) in a few words, with its losses."""
+    if not isinstance(line, dict):
+        return "clean"
+    if line.get("not_applicable"):
+        return f"{describe(line)} (not applied: text)"
+    lost = int(line.get("lost", 0) or 0) + int(line.get("late", 0) or 0)
+    packets = int(line.get("packets", 0) or 0)
+    tail = f", {lost}/{packets} packets lost" if packets and lost else ""
+    return describe(line) + tail

@@ -23,6 +23,7 @@ from recordings.export import transcript
 from recordings.models import EventKind, ScoringRecord, SessionRecord, Verdict
 from recordings.reader import RecordingReader
 from recordings.replay_links import run_source
+from recordings.scenarios.line import describe_recorded
 from recordings.selection import select_run
 from recordings.stop_reasons import is_finished, unfinished_cause
 from recordings.trials import split_trial
@@ -190,6 +191,7 @@ def _session(
         "audio": audio,
         "modality": mode.modality,
         "clock": mode.clock,
+        "line": describe_recorded(reader.session_line(session.session_id)),
     }
 
 

@@ -205,3 +205,13 @@ async def test_a_scenario_line_in_a_text_session_is_recorded_as_not_applicable(
         (line,) = reader.session_lines(run_id).values()
     assert line["codec"] == "mulaw8k"
     assert "text session" in line["not_applicable"]
+
+
+async def test_a_run_line_impossible_with_a_scenarios_burst_is_refused(
+    stub: bridge_pb2_grpc.BridgeServiceStub,
+) -> None:
+    doc = scenario(user={"line": {"packet_loss": 0.1, "packet_loss_burst": 1}})
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await start_run(stub, [doc], line=bridge_pb2.LineConditions(packet_loss=0.9))
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "options.line with scenario 's1': packet_loss_burst" in (caught.value.details() or "")
