@@ -51,10 +51,12 @@ async def carry(io: SessionState, payload: dict[str, Any]) -> dict[str, Any]:
         await io.send(Side.AGENT, DtmfOut(digits, tone_ms, gap_ms))
         return {**out, "carried_as": MESSAGES}
     if io.text:
-        delivered = await io.send(Side.AGENT, DtmfOut(digits, tone_ms, gap_ms))
-        if delivered:
+        if getattr(agent, "takes_dtmf_text", False) and await io.send(
+            Side.AGENT, DtmfOut(digits, tone_ms, gap_ms)
+        ):
             return {**out, "carried_as": TEXT_MESSAGE}
-        return {**out, "carried_as": "", "not_delivered": "the agent's endpoint takes no keys"}
+        why = "the agent's endpoint takes no keys in a text session"
+        return {**out, "carried_as": "", "not_delivered": why}
     direction = io.directions[Side.AGENT]
     direction.add_tones(dtmf.tones(digits, direction.out_rate, tone_ms, gap_ms))
     seconds = len(digits) * (tone_ms + gap_ms) / 1000

@@ -79,3 +79,22 @@ async def test_the_reference_agent_detects_42_hash_from_in_band_tones(
     assert dtmf.detect(to_agent.samples, to_agent.sample_rate) == "42#"
     assert dtmf.detect(said.samples, said.sample_rate) == ""
     assert s.stop_reason == "user_hang_up"
+
+
+async def test_in_a_text_session_the_keys_reach_the_agent_as_a_message(
+    bridge: BridgeServer,
+) -> None:
+    run_id = await run_with_bots(
+        bridge,
+        [keypad_scenario("keys_text")],
+        modality=common_pb2.MODALITY_TEXT,
+        clock=VIRTUAL,
+        max_auto_retries=0,
+    )
+    with RecordingReader(bridge.db_path) as reader:
+        (s,) = reader.latest_attempts(run_id).values()
+        events = reader.events(s.session_id, [EventKind.DTMF])
+    (sent,) = [e.payload for e in events if e.side is Side.USER]
+    assert (sent["digits"], sent["carried_as"]) == ("42#", "text_message")
+    assert [e.payload["digits"] for e in events if e.side is Side.AGENT] == ["42#"]
+    assert s.stop_reason == "user_hang_up"
