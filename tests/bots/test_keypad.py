@@ -98,3 +98,27 @@ async def test_in_a_text_session_the_keys_reach_the_agent_as_a_message(
     assert (sent["digits"], sent["carried_as"]) == ("42#", "text_message")
     assert [e.payload["digits"] for e in events if e.side is Side.AGENT] == ["42#"]
     assert s.stop_reason == "user_hang_up"
+
+
+@pytest.mark.parametrize("kind", ["buzz", "auto"])
+def test_the_agents_ear_hears_no_keys_in_speech(kind: str) -> None:
+    """Every line of the example suite, spoken by the bots' voices: never a key."""
+    from pathlib import Path
+
+    import numpy as np
+    import yaml
+
+    from bots.speech import default_synthesiser
+
+    synth = default_synthesiser(kind)
+    suite = Path(__file__).resolve().parents[2] / "examples" / "suite"
+    lines = [
+        item["say"] if isinstance(item, dict) else item
+        for path in sorted(suite.glob("*.yaml"))
+        for side in ("user", "agent")
+        for item in (yaml.safe_load(path.read_text()).get(side) or {}).get("script", [])
+        if (isinstance(item, dict) and item.get("say")) or isinstance(item, str)
+    ]
+    assert len(lines) > 20
+    speech = np.concatenate([synth.synthesise(line) for line in lines])
+    assert dtmf.detect(speech.astype(np.float64), synth.sample_rate) == ""
