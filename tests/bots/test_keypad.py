@@ -122,3 +122,20 @@ def test_the_agents_ear_hears_no_keys_in_speech(kind: str) -> None:
     assert len(lines) > 20
     speech = np.concatenate([synth.synthesise(line) for line in lines])
     assert dtmf.detect(speech.astype(np.float64), synth.sample_rate) == ""
+
+
+async def test_a_replay_presses_the_recorded_keys_again(bridge: BridgeServer) -> None:
+    """The replayed caller's audio has no tones (``user`` is what it sent): its keys are
+    pressed again at the end of the turn they followed, and the agent hears them again."""
+    from tests.bridge_service.replay.helpers import record, replay
+
+    source = await record(bridge, [keypad_scenario("keys_replay")], clock=VIRTUAL)
+    run_id = await replay(bridge, source, clock=VIRTUAL)
+    with RecordingReader(bridge.db_path) as reader:
+        (s,) = reader.latest_attempts(run_id).values()
+        events = reader.events(s.session_id, [EventKind.DTMF])
+        to_agent = reader.read_channel(s.session_id, Channel.TO_AGENT)
+    (sent,) = [e.payload for e in events if e.side is Side.USER]
+    assert (sent["digits"], sent["carried_as"], sent["replayed"]) == ("42#", "in_band_tones", True)
+    assert "".join(e.payload["digits"] for e in events if e.side is Side.AGENT) == "42#"
+    assert dtmf.detect(to_agent.samples, to_agent.sample_rate) == "42#"
