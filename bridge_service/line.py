@@ -10,11 +10,13 @@ are recorded as ``to_agent`` after it; ``user`` stays what the bot sent.
 In order, as a phone call degrades a caller's voice (docs/scenarios.md, "The line"):
 
 1. ``gain_db``, then hard ``clipping`` at a level in dBFS (the caller's handset);
-2. ``codec: mulaw8k``: resampled to 8 kHz (soxr, streaming: band-limited
-   below 4 kHz), mu-law companded (G.711: encoded to 8 bits and decoded), and
-   resampled back to the agent's rate. The two resamplers hold a few
-   milliseconds back; the line keeps a fixed lead of silence in front so every
-   frame is full (the agent hears the caller that much later);
+2. ``codec: mulaw8k``: resampled to 8 kHz (a streaming polyphase FIR
+   resampler, band-limited below 4 kHz), mu-law companded (G.711: encoded to
+   8 bits and decoded), and resampled back to the agent's rate. FIR filters
+   give one sample out per sample in, so every frame is full and the agent
+   hears the caller a fixed 10 ms later (at 16 kHz). Not soxr's streams here:
+   fed 16 ms frames they answer in blocks of about 100 ms, which would leave
+   gaps or add that much delay;
 3. 20 ms packets on a position grid from the session's first frame: each lost
    with ``packet_loss`` (independently, or in bursts of mean
    ``packet_loss_burst`` packets: a two-state Gilbert model with the same
@@ -33,15 +35,14 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-import soxr
 
 from recordings.scenarios.line import PACKET_MS, PLAYOUT_MS, LineConditions, line_from_dict, merge
 from recordings.scenarios.model import NoiseConfig, Scenario
 
 _MU = 255.0
 _NARROW_RATE = 8000
-#: Silence kept in front of the codec's output, ms (more than both resamplers hold).
-_CODEC_LEAD_MS = 10
+#: The narrowband low-pass's cutoff: the telephone band (up to 3.4 kHz) passes.
+_CUTOFF_HZ = 3600.0
 
 
 def mulaw_roundtrip(samples: np.ndarray) -> np.ndarray:
@@ -54,26 +55,58 @@ def mulaw_roundtrip(samples: np.ndarray) -> np.ndarray:
     return out
 
 
+class _Fir:
+    """A streaming FIR filter: exactly one output sample per input sample, any chunk size."""
+
+    def __init__(self, taps: np.ndarray) -> None:
+        self.taps = taps
+        self._history = np.zeros(len(taps) - 1)
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        joined = np.concatenate([self._history, x])
+        self._history = joined[len(joined) - len(self.taps) + 1 :]
+        out: np.ndarray = np.convolve(joined, self.taps, mode="valid")
+        return out
+
+
+def lowpass_taps(rate: int, cutoff_hz: float = _CUTOFF_HZ) -> np.ndarray:
+    """A Blackman-windowed sinc low-pass: about 74 dB down past ``cutoff + 5.5 rate / taps``."""
+    n = rate // 100 + 1  # 161 taps at 16 kHz: the transition is about 550 Hz wide
+    k = np.arange(n) - (n - 1) / 2
+    taps = 2 * cutoff_hz / rate * np.sinc(2 * cutoff_hz / rate * k) * np.blackman(n)
+    out: np.ndarray = taps / taps.sum()
+    return out
+
+
 class _Narrowband:
-    """Streaming down to 8 kHz, mu-law, and back up, with a fixed lead of silence."""
+    """Band-limit to 8 kHz sampling, mu-law at 8 kHz, and back to the agent's rate, streaming.
+
+    At a rate that is a multiple of 8 kHz (8, 16, 24, 32, 48 kHz) this is a
+    polyphase resampler: low-pass, keep every k-th sample, mu-law, put k - 1
+    zeros between them, low-pass again (times k). FIR filters give one sample
+    out per sample in, whatever the frame size, so the agent hears the caller
+    a fixed (taps - 1) samples later (10 ms at 16 kHz) and never a gap. At
+    other rates (11.025, 22.05, 44.1 kHz) the band limit and the mu-law apply
+    at the agent's rate.
+    """
 
     def __init__(self, rate: int) -> None:
         self.rate = rate
-        self._down = soxr.ResampleStream(rate, _NARROW_RATE, 1, dtype="float32", quality="HQ")
-        self._up = soxr.ResampleStream(_NARROW_RATE, rate, 1, dtype="float32", quality="HQ")
-        self._fifo = np.zeros(rate * _CODEC_LEAD_MS // 1000, dtype=np.float64)
+        self.factor = rate // _NARROW_RATE if rate % _NARROW_RATE == 0 else 0
+        taps = lowpass_taps(rate)
+        self._down = _Fir(taps)
+        self._up = _Fir(taps * max(1, self.factor))
+        self._phase = 0
 
     def process(self, samples: np.ndarray) -> np.ndarray:
-        narrow = self._down.resample_chunk(samples.astype(np.float32))
-        coded = mulaw_roundtrip(narrow.astype(np.float64)).astype(np.float32)
-        wide = self._up.resample_chunk(coded).astype(np.float64)
-        self._fifo = np.concatenate([self._fifo, wide])
-        n = len(samples)
-        out = self._fifo[:n]
-        if len(out) < n:  # never in steady state: the lead covers the resamplers' delay
-            out = np.concatenate([out, np.zeros(n - len(out))])
-        self._fifo = self._fifo[n:]
-        return out
+        x = self._down(samples)
+        if self.factor <= 1:
+            return mulaw_roundtrip(x) if self.factor == 1 else self._up(mulaw_roundtrip(x))
+        k = self.factor
+        keep = (np.arange(len(x)) + self._phase) % k == 0
+        self._phase = (self._phase + len(x)) % k
+        stuffed = np.where(keep, mulaw_roundtrip(x), 0.0)
+        return self._up(stuffed)
 
 
 class LineTransform:

@@ -95,6 +95,12 @@ async def test_mulaw8k_leaves_almost_no_energy_above_4_khz(
     # The voice band survives: the caller's energy still reaches the agent.
     rms = [float(np.sqrt(np.mean(x.astype(np.float64) ** 2))) for x in (said, got)]
     assert rms[1] > 0.5 * rms[0]
+    # Never a gap while the caller speaks (steps 40..400, after the jitter buffer and
+    # the filters' 10 ms): no run of 1 ms of zeros.
+    speaking = got[47 * 256 : 395 * 256]
+    zero = np.concatenate([[0], (speaking == 0).astype(np.int8), [0]])
+    runs = np.flatnonzero(np.diff(zero) == -1) - np.flatnonzero(np.diff(zero) == 1)
+    assert runs.max(initial=0) < 16, runs.max()
     assert recorded is not None and recorded["codec"] == "mulaw8k" and recorded["seed"]
 
 
