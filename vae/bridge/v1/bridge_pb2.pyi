@@ -983,7 +983,8 @@ class FinalState(_message.Message):
     The recording keeps four audio channels per session: `user` and `agent`
     are each bot's audio as it sent it (its rate, the bridge's arrival time);
     `to_agent` and `to_user` are what the bridge delivered on its clock
-    (resampled, with the scenario's noise on to_agent): what each bot heard.
+    (resampled, with the scenario's noise, the caller's keypad tones and the
+    phone line on to_agent): what each bot heard.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
