@@ -161,7 +161,7 @@ class LineTransform:
         return x
 
     def _decide(self) -> bool:
-        """Whether the next packet is lost or late (one draw each, always in this order)."""
+        """Whether the next packet is lost or late: a loss draw, then (with jitter) a delay."""
         line = self.line
         p = line.packet_loss
         u = float(self._rng.random())
