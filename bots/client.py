@@ -236,6 +236,8 @@ class BotStream:
                     await line.text(msg.text)
                 elif which == "clock_tick":
                     await line.tick(msg.clock_tick)
+                elif which == "dtmf":
+                    await line.keys(msg.dtmf.digits)
                 elif which == "peer_event" and msg.peer_event.HasField("transcript"):
                     text = msg.peer_event.transcript.text
                     await conv.peer.add(text)
@@ -246,6 +248,8 @@ class BotStream:
                 elif which == "notice":
                     log.info("%s: bridge notice: %s", info.session_id, msg.notice.message)
                 elif which == "session_ending":
+                    if line.keypad is not None:
+                        await line.keypad.flush()  # keys heard just before the end
                     brain_task.cancel()
                     voice.close()
                     if voice_task is not None:

@@ -20,6 +20,7 @@ import asyncio
 import time
 
 from bots.conversation import Conversation
+from bots.keypad import KeypadEar
 from bots.listening import PeerListener, PeerTexts
 from vae.bridge.v1 import bridge_pb2
 from vae.common.v1 import common_pb2
@@ -39,6 +40,12 @@ class Line:
         self._holding = False
         self._held: common_pb2.AudioChunk | None = None
         info, gate = conv.info, conv.gate
+        #: The agent listens for keypad tones (bots.keypad) in what it hears.
+        self.keypad = (
+            KeypadEar(conv, conv.listener.sample_rate)
+            if info.role == "agent" and isinstance(conv.listener, PeerListener)
+            else None
+        )
         if info.text and info.virtual:
             conv.clock_ms = lambda: self._tick_ms
         elif info.text:
@@ -69,6 +76,8 @@ class Line:
             await self._step(frame)
         elif isinstance(self.conv.listener, PeerListener):
             self.conv.listener.hear(frame.pcm)
+            if self.keypad is not None:
+                await self.keypad.hear(frame.pcm)
             self.conv.gate.poke()
 
     async def _step(self, frame: common_pb2.AudioChunk) -> None:
@@ -76,6 +85,8 @@ class Line:
         listener, voice, gate = self.conv.listener, self.conv.voice, self.conv.gate
         assert isinstance(listener, PeerListener)
         listener.hear(frame.pcm)
+        if self.keypad is not None:
+            await self.keypad.hear(frame.pcm)
         await gate.settle()
         # The step ends where the frame ends, on the session's clock: owe that much audio,
         # as one chunk carried in the answer (one message a step).
@@ -103,6 +114,11 @@ class Line:
             conv.history.append({"role": "user", "content": turn.text})
         if not conv.info.virtual:
             conv.gate.poke()  # on the virtual clock the tick that follows wakes the brain
+
+    async def keys(self, digits: str) -> None:
+        """Text session: the caller pressed keys (BridgeMessage.dtmf); the agent reports them."""
+        if self.conv.info.role == "agent":
+            await self.conv.emit(dtmf=common_pb2.Dtmf(digits=digits))
 
     async def tick(self, tick: bridge_pb2.ClockTick) -> None:
         """Text on the virtual clock: the session's time moved; settle, then answer."""

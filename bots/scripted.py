@@ -35,6 +35,7 @@ from typing import Any
 from bots.caller import CallerRuntime, VoiceFailed
 from bots.conversation import Conversation
 from bots.hearing import HeardReporter
+from vae import dtmf
 from vae.common.v1 import common_pb2
 
 log = logging.getLogger("vae.bots.scripted")
@@ -65,6 +66,8 @@ class ScriptItem:
     end: bool = False
     #: Agent only: what it reports hearing of the caller's preceding turn, and acts on.
     heard: str | None = None
+    #: User only: keys pressed after ``say`` (DTMF; the bridge carries them to the agent).
+    dtmf: str = ""
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,9 @@ class Script:
     yield_after_s: float | None = 0.3
 
 
-_ITEM_KEYS = {"say", "tool_calls", "barge_in_after_s", "wait_s", "no_wait", "end", "heard"}
+_ITEM_KEYS = {
+    "say", "tool_calls", "barge_in_after_s", "wait_s", "no_wait", "end", "heard", "dtmf",
+}  # fmt: skip
 
 
 def _number(value: Any, where: str) -> float:
@@ -123,6 +128,12 @@ def parse_script(config: dict[str, Any], role: str) -> Script:
             raise ScriptError(f"{where}.heard", "must be a string")
         if heard is not None and role != "agent":
             raise ScriptError(f"{where}.heard", "only an agent step says what it heard")
+        keys = entry.get("dtmf")
+        if keys is not None and (not isinstance(keys, str) or dtmf.problem(keys)):
+            why = dtmf.problem(keys) if isinstance(keys, str) else "must be a string of keys"
+            raise ScriptError(f"{where}.dtmf", why)
+        if keys is not None and role != "user":
+            raise ScriptError(f"{where}.dtmf", "only the caller presses keys (a user step)")
         items.append(
             ScriptItem(
                 say=say.strip(),
@@ -134,6 +145,7 @@ def parse_script(config: dict[str, Any], role: str) -> Script:
                 no_wait=bool(entry.get("no_wait", False)),
                 end=bool(entry.get("end", False)),
                 heard=None if heard is None else heard.strip(),
+                dtmf=keys or "",
             )
         )
     effects = config.get("tool_effects", {})
@@ -228,9 +240,20 @@ async def _play(
                 await conv.log(f"bot error: {exc}", common_pb2.LOG_LEVEL_ERROR)
                 await conv.fail(str(exc))
                 return
+        if item.dtmf:
+            await press(conv, item.dtmf)
         if item.end:
             await conv.end("script finished")
             return
+
+
+async def press(conv: Conversation, digits: str) -> None:
+    """Press keys: tell the bridge (it makes the tones), then let them play out."""
+    tone, gap = dtmf.DEFAULT_TONE_MS, dtmf.DEFAULT_GAP_MS
+    # The next step's cue is the agent's answer to the keys, not a turn before them.
+    conv.turn_mark = conv.listener.starts
+    await conv.emit(dtmf=common_pb2.Dtmf(digits=digits, tone_ms=tone, gap_ms=gap))
+    await conv.wait_seconds(len(digits) * (tone + gap) / 1000)
 
 
 def overriding(sides: dict[str, dict[str, Any]]) -> Callable[[Conversation], Awaitable[None]]:

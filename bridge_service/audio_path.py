@@ -1,4 +1,4 @@
-"""One direction of audio through the bridge: resample, buffer, frame, add noise.
+"""One direction of audio through the bridge: resample, buffer, frame, add noise, the line.
 
 A :class:`Direction` takes the sender's chunks as they arrive and hands out one
 frame per tick of the open-mic clock:
@@ -21,6 +21,11 @@ frame per tick of the open-mic clock:
 - **Bounded**: audio beyond ``max_buffer_ms`` (a sender faster than real time)
   is dropped and counted; the caller records the drop. The sender's audio is
   still recorded in full on its own channel.
+- **Keypad tones and the line** (user -> agent only): DTMF tones the bridge
+  generates for the caller's key presses (``bridge_service/dtmf_out.py``) are
+  mixed into the frames before the noise; the phone line
+  (``bridge_service/line.py``) is applied last, so the agent hears tones and
+  voice through the same codec and losses.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 import soxr
 
+from bridge_service.line import LineTransform
 from bridge_service.noise import NoiseSource
 
 
@@ -42,6 +48,7 @@ class Direction:
         max_buffer_ms: int,
         quality: str = "HQ",
         noise: NoiseSource | None = None,
+        line: LineTransform | None = None,
     ) -> None:
         self.in_rate = in_rate
         self.out_rate = out_rate
@@ -66,6 +73,9 @@ class Direction:
         self._idle_ticks = 0
         self._flush_ticks = max(1, -(-jitter_buffer_ms // frame_ms))
         self.noise = noise
+        self.line = line
+        #: Bridge-made audio (keypad tones) still to mix in, float64 in int16 units.
+        self._tones = np.zeros(0, dtype=np.float64)
         #: Output samples dropped because the buffer was full.
         self.dropped_samples = 0
         #: Times the buffer ran dry while playing (includes the end of each spurt).
@@ -134,9 +144,28 @@ class Direction:
             self._buffer.clear()
             self._playing = False
             self.underruns += 1
+        if len(self._tones):
+            frame = self._mix_tones(frame)
         if self.noise is not None:
             frame = self.noise.add_to(frame)
+        if self.line is not None:
+            frame = self.line.apply(frame)
         return frame, voiced
+
+    def add_tones(self, samples: np.ndarray) -> None:
+        """Queue bridge-made audio at the output rate (mixed into the next frames)."""
+        self._tones = np.concatenate([self._tones, samples.astype(np.float64)])
+
+    @property
+    def tones_pending(self) -> bool:
+        return bool(len(self._tones))
+
+    def _mix_tones(self, frame: bytes) -> bytes:
+        samples = np.frombuffer(frame, dtype="<i2").astype(np.float64)
+        n = min(len(samples), len(self._tones))
+        samples[:n] += self._tones[:n]
+        self._tones = self._tones[n:]
+        return np.clip(np.rint(samples), -32768, 32767).astype("<i2").tobytes()
 
     def pop_frames(self, count: int) -> bytes:
         """``count`` consecutive frames as one piece (several frames per message)."""
@@ -145,7 +174,7 @@ class Direction:
         return b"".join([self.pop_frame()[0] for _ in range(count)])
 
     def drained(self) -> bool:
-        return not self._buffer
+        return not self._buffer and not len(self._tones)
 
 
 def _pcm16(samples: np.ndarray) -> bytes:

@@ -14,6 +14,7 @@ from typing import Any
 
 from bridge_service.connectors.base import ConnectorConfig
 from bridge_service.session_time import CLOCKS, REAL
+from recordings.scenarios.line import LineConditions, merge
 
 #: How the bots of a run talk (``RunOptions.modality``).
 AUDIO = "audio"
@@ -129,6 +130,9 @@ class RunSettings:
     modality: str = AUDIO
     #: "real" or "virtual" (``vae run --clock``): the session's clock (session_time).
     clock: str = REAL
+    #: Phone-line fields set for the whole run (``vae run --line``), over each
+    #: scenario's ``user.line`` (recordings/scenarios/line.py).
+    line: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -186,3 +190,17 @@ class RunSettings:
         for ok, name, problem in checks:
             if not ok:
                 raise ValueError(f"options.{name}: {problem}")
+        self._validate_line()
+
+    def _validate_line(self) -> None:
+        if not self.line:
+            return
+        if self.modality == TEXT:
+            raise ValueError(
+                "options.line: a text session has no audio for a phone line to degrade "
+                "(run with --modality audio, or without --line)"
+            )
+        try:
+            merge(LineConditions(), self.line)
+        except ValueError as exc:
+            raise ValueError(f"options.line.{exc}") from None

@@ -48,6 +48,9 @@ _MAX_INPUTS = 256
 
 
 class GrpcEndpoint:
+    #: In a text session the caller's keys reach a gRPC bot as BridgeMessage.dtmf.
+    takes_dtmf_text = True
+
     def __init__(
         self,
         role: Side,

@@ -20,6 +20,7 @@ from bridge_service.connectors.base import (
     BotProtocolError,
     BridgeOutput,
     ClockTickOut,
+    DtmfOut,
     FinalStatePart,
     JsonPiece,
     NoticeOut,
@@ -34,6 +35,7 @@ from bridge_service.connectors.base import (
 from bridge_service.convert_tiers import CLOCK_PB, MODALITY_PB, tier_input, tier_message
 from recordings import identifiers
 from recordings.models import EventKind, Side
+from vae import dtmf
 from vae.bridge.v1 import bridge_pb2
 from vae.common.v1 import common_pb2
 
@@ -112,6 +114,23 @@ def _json(
     return value
 
 
+def _dtmf_event(ev: common_pb2.BotEvent, side: Side) -> BotEvent:
+    """Keys pressed (the user) or detected (the agent); refused when not keypad keys."""
+    d = ev.dtmf
+    payload: dict[str, Any] = {"digits": d.digits}
+    problem = dtmf.problem(d.digits)
+    if side is Side.USER:
+        tone = d.tone_ms or dtmf.DEFAULT_TONE_MS
+        gap = d.gap_ms or dtmf.DEFAULT_GAP_MS
+        payload.update(tone_ms=tone, gap_ms=gap)
+        for name, value in (("tone_ms", tone), ("gap_ms", gap)):
+            if not problem and not dtmf.MIN_MS <= value <= dtmf.MAX_MS:
+                problem = f"dtmf.{name}: {value} ms is outside {dtmf.MIN_MS}..{dtmf.MAX_MS}"
+    if problem and not problem.startswith("dtmf."):
+        problem = f"dtmf.digits {problem}"
+    return BotEvent(EventKind.DTMF, ev.bot_unix_nanos, payload, problem)
+
+
 def event_from_pb(ev: common_pb2.BotEvent, side: Side) -> BotEvent:
     which = ev.WhichOneof("event")
     problems: list[str] = []
@@ -169,6 +188,8 @@ def event_from_pb(ev: common_pb2.BotEvent, side: Side) -> BotEvent:
         return BotEvent(
             EventKind.END_CONVERSATION, ev.bot_unix_nanos, {"kind": kind, "reason": e.reason}
         )
+    if which == "dtmf":
+        return _dtmf_event(ev, side)
     if which == "log":
         level = common_pb2.LogLevel.Name(ev.log.level).removeprefix("LOG_LEVEL_").lower()
         payload = {"level": level, "message": ev.log.message}
@@ -263,6 +284,9 @@ def bridge_message(out: BridgeOutput | RedirectOut) -> bridge_pb2.BridgeMessage:
                 cause_side=SIDE_TO_ROLE.get(out.cause_side, common_pb2.ROLE_UNSPECIFIED),
             )
         )
+    if isinstance(out, DtmfOut):
+        pb = common_pb2.Dtmf(digits=out.digits, tone_ms=out.tone_ms, gap_ms=out.gap_ms)
+        return bridge_pb2.BridgeMessage(dtmf=pb)
     if isinstance(out, NoticeOut):
         code = _NOTICE.get(out.code, bridge_pb2.NOTICE_CODE_UNSPECIFIED)
         return bridge_pb2.BridgeMessage(notice=bridge_pb2.Notice(code=code, message=out.message))

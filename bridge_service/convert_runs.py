@@ -118,7 +118,40 @@ def overrides_from_pb(options: bridge_pb2.RunOptions) -> dict[str, Any]:
         cfg = _connector(getattr(options, name), name)
         if cfg is not None:
             out[name] = cfg
+    if options.HasField("line"):
+        line = line_from_pb(options.line)
+        if line:
+            out["line"] = line
     return out
+
+
+_LINE_NUMBERS = (
+    "packet_loss",
+    "packet_loss_burst",
+    "jitter_ms",
+    "gain_db",
+    "clipping",
+    "white_noise_db",
+)
+
+
+def line_from_pb(pb: bridge_pb2.LineConditions) -> dict[str, Any]:
+    """The line fields a run set (RunOptions.line); range checks are RunSettings.validate's."""
+    out: dict[str, Any] = {}
+    if pb.codec:
+        out["codec"] = pb.codec
+    for name in _LINE_NUMBERS:
+        if pb.HasField(name):  # type: ignore[arg-type]
+            out[name] = getattr(pb, name)
+    return out
+
+
+def line_pb(line: dict[str, Any]) -> bridge_pb2.LineConditions:
+    pb = bridge_pb2.LineConditions(codec=str(line.get("codec") or ""))
+    for name in _LINE_NUMBERS:
+        if line.get(name) is not None:
+            setattr(pb, name, float(line[name]))
+    return pb
 
 
 def options_pb(options: dict[str, Any]) -> bridge_pb2.RunOptions:
@@ -147,6 +180,9 @@ def options_pb(options: dict[str, Any]) -> bridge_pb2.RunOptions:
         pb.first_speaker = _ROLE_PB[options["first_speaker"]]
     pb.modality = MODALITY_PB.get(str(options.get("modality", "audio")), common_pb2.MODALITY_AUDIO)
     pb.clock = CLOCK_PB.get(str(options.get("clock", "real")), common_pb2.CLOCK_KIND_REAL)
+    line = options.get("line")
+    if isinstance(line, dict) and line:
+        pb.line.CopyFrom(line_pb(line))
     return pb
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from bridge_service.config import BridgeSettings, RunSettings, StopReason
 from bridge_service.dispatch import LiveSession
+from bridge_service.line import check_lines
 from bridge_service.pairing import PairingPool
 from bridge_service.replay.request import ReplayRequest, replay_options
 from bridge_service.run_exec import RunExecutor, Todo
@@ -120,6 +121,7 @@ class RunManager(RunQueries):
         else:
             loaded = await asyncio.to_thread(load_sources, sources)
             scenarios = expand_trials(loaded, settings.repeat)
+        check_lines(scenarios, settings.line)
         existing = await self._read(lambda r: r.run_ids())
         if run_id and run_id in existing:
             raise RunConflict(f"run {run_id!r} already exists; resume it or pick a name", True)

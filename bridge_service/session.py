@@ -107,6 +107,8 @@ class Session:
         caller = caller_record(plan.scenario.user.extras, plan.settings.modality)
         if caller is not None:
             await self.writer.put_session_caller(plan.session_id, caller)
+        if (line := io.line_info()) is not None:
+            await self.writer.put_session_line(plan.session_id, line)
         try:
             async with asyncio.TaskGroup() as tg:
                 readers = [tg.create_task(io.read(side)) for side in (Side.USER, Side.AGENT)]
@@ -187,6 +189,8 @@ class Session:
         await io.recorder.close()
         if self.clock is not None:
             await self.writer.put_session_clock(plan.session_id, self.clock.stats())
+        if io.line_transform is not None and (line := io.line_info()) is not None:
+            await self.writer.put_session_line(plan.session_id, line)  # with its packet counts
         ended_ns = io.time_ns()
         clean = is_clean_exit(end.reason, plan.settings.end_policy, io.last_turn_side())
         turns = io.turns()

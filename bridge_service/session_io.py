@@ -23,6 +23,7 @@ import logging
 import time
 from typing import Any
 
+from bridge_service import dtmf_out
 from bridge_service.config import StopReason
 from bridge_service.connectors.base import (
     BotAudio,
@@ -214,6 +215,10 @@ class SessionIO(SessionState):
             payload = {"problem": event.problem, "kind": str(event.kind), "event": event.payload}
             await self.record(side, EventKind.MALFORMED_EVENT, payload, event.bot_ns)
             await self.notice(side, "malformed_event", event.problem)
+            return
+        if event.kind is EventKind.DTMF and side is Side.USER:
+            payload = await dtmf_out.carry(self, event.payload)
+            await self.record(side, event.kind, payload, event.bot_ns)
             return
         await self.record(side, event.kind, event.payload, event.bot_ns)
         peer = _PEER[side]

@@ -37,6 +37,7 @@ from bridge_service.drop_log import DropLog
 from bridge_service.ending import EndRequest
 from bridge_service.final_state import FinalStateCollector
 from bridge_service.framing import Framing, endpoint_framing
+from bridge_service.line import LineTransform, session_line
 from bridge_service.noise import NoiseSource, noise_seed
 from bridge_service.plan import SessionPlan
 from bridge_service.recorder import SessionRecorder
@@ -66,10 +67,19 @@ class SessionState:
         self.time_ns = self.time.now_ns
         self.started_ns = self.time.started_ns
         user, agent = endpoints[Side.USER], endpoints[Side.AGENT]
-        noise = plan.scenario.noise
         self.noise_seed = noise_seed(s.seed, plan.scenario.name)
         #: A text session: text turns instead of audio (``text_turns``).
         self.text = s.modality == TEXT
+        #: The phone line of the caller's audio (``bridge_service/line.py``) and the
+        #: noise it leaves (its white-noise level replaces the scenario's).
+        line, noise = session_line(plan.scenario, s.line)
+        self.line = line
+        self.line_transform = (
+            None
+            if line is None or line.clean or self.text
+            else LineTransform(line, agent.receive_rate, self.noise_seed)
+        )
+        self.noise_config = noise
         #: Frame length and frames per message of what each side receives. On the
         #: virtual clock a step is one message, the same for both: frames of the
         #: run's length, as many per message as the bot that asked for fewer wants.
@@ -92,6 +102,7 @@ class SessionState:
                 noise=None
                 if noise is None
                 else NoiseSource(noise, agent.receive_rate, self.noise_seed),
+                line=self.line_transform,
                 **common,
             ),
             Side.USER: Direction(
@@ -195,7 +206,7 @@ class SessionState:
 
     def audio_info(self) -> dict[str, object]:
         s = self.plan.settings
-        noise = self.plan.scenario.noise
+        noise = self.noise_config
         return {
             "frame_ms": s.frame_ms,
             "frames_to": {
@@ -225,7 +236,19 @@ class SessionState:
                 "random_offset": noise.random_offset,
                 "seed": self.noise_seed,
             },
+            "line": self.line_info(),
         }
+
+    def line_info(self) -> dict[str, object] | None:
+        """The session's line as recorded (``sessions.line_json``, ``vae runs show``)."""
+        if self.line is None:
+            return None
+        info: dict[str, object] = {**self.line.to_dict(), "seed": self.noise_seed}
+        if self.text:
+            info["not_applicable"] = "a text session has no audio for the line to degrade"
+        elif self.line_transform is not None:
+            info.update(self.line_transform.stats())
+        return info
 
     # ------------------------------------------------------------ output
     async def send(self, side: Side, message: BridgeOutput) -> bool:

@@ -129,6 +129,14 @@ from cli.run_gate import run_gate_options
     "fast as both bots keep up (bots must declare it) [real]. Env VAE_CLOCK.",
 )
 @click.option(
+    "--line",
+    envvar="VAE_LINE",
+    callback=lambda ctx, param, value: _line(value),
+    help="Phone-line conditions for every scenario, over each one's user.line, as "
+    "FIELD=VALUE,... (codec=mulaw8k, packet_loss=0.1, packet_loss_burst=3, jitter_ms=20, "
+    "gain_db=-6, clipping=-3, white_noise_db=-40); seeded by --seed. Env VAE_LINE.",
+)
+@click.option(
     "--user-connector",
     multiple=True,
     help="Dial the user bot at this URL instead of waiting for a gRPC bot "
@@ -197,6 +205,7 @@ def run_command(
       vae run examples/suite --bridge 127.0.0.1:50051
       vae run examples/suite --modality text --clock virtual
       vae run examples/suite --clock virtual --seed 7
+      vae run examples/suite --line codec=mulaw8k,packet_loss=0.05 --seed 3
       vae run my-scenarios/ --concurrency 2 --tag nightly --json
       vae run --resume 2026-12-02 --check
       vae run --replay 2026-12-02 --replay-scenario airline_wrong_date
@@ -271,3 +280,17 @@ def run_command(
     if gate is not None and started:
         gate.finish(started[0], token, tls_ca, as_json)
     sys.exit(code)
+
+
+def _line(value: str | None) -> dict[str, Any] | None:
+    """``--line FIELD=VALUE,...`` checked here (exit 2 naming the field), or None."""
+    if not value:
+        return None
+    from recordings.scenarios.line import LineConditions, merge, parse_option
+
+    try:
+        fields = parse_option(value)
+        merge(LineConditions(), fields)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--line") from None
+    return fields

@@ -82,6 +82,15 @@ def set_tier(options: bridge_pb2.RunOptions, modality: str | None, clock: str | 
         options.clock = _CLOCK[clock]
 
 
+def set_line(options: bridge_pb2.RunOptions, line: dict[str, Any]) -> None:
+    """``--line``'s fields on ``RunOptions.line`` (the bridge checks the ranges too)."""
+    for name, value in line.items():
+        if name == "codec":
+            options.line.codec = str(value)
+        elif value is not None:
+            setattr(options.line, name, float(value))
+
+
 def run_options(tags: tuple[str, ...], opts: dict[str, Any]) -> bridge_pb2.RunOptions:
     """The ``RunOptions``: only what was given is set (the bridge's defaults stand otherwise)."""
     options = bridge_pb2.RunOptions(tags=list(tags))
@@ -101,6 +110,8 @@ def run_options(tags: tuple[str, ...], opts: dict[str, Any]) -> bridge_pb2.RunOp
             common_pb2.ROLE_USER if opts["first_speaker"] == "user" else common_pb2.ROLE_AGENT
         )
     set_tier(options, opts.get("modality"), opts.get("clock"))
+    if opts.get("line"):
+        set_line(options, opts["line"])
     for side in ("user", "agent"):
         cfg = connector(
             opts[f"{side}_connector"],

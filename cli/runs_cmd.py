@@ -74,7 +74,9 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
     """Show RUN (exact id or unique prefix): options and every attempt of every scenario.
 
     Each attempt's session id is listed: that is what `--session` takes in
-    `vae rescore` and `vae export`. The `bridge` column names the bridge
+    `vae rescore` and `vae export`. The `line` column is the phone line the
+    caller's audio went through (`user.line`, `--line`; `clean` without one),
+    with the packets it lost. The `bridge` column names the bridge
     process that served it (`worker 2 pid 4242` under `vae bridge serve
     --workers N`); `--json` gives it as an object per session (host, pid,
     address, worker, front_door), null when not recorded.
@@ -88,6 +90,7 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
     from cli.replay_opts import replayed_from
     from recordings.bot_errors import bot_errors
     from recordings.reader import RecordingReader
+    from recordings.scenarios.line import describe_recorded
     from recordings.selection import select_run
     from recordings.stop_reasons import is_finished
 
@@ -99,6 +102,7 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
         modes = reader.session_modes(run_id)
         bridges = reader.session_bridges(run_id)
         callers = reader.session_callers(run_id)
+        lines = reader.session_lines(run_id)
         rows = [
             {
                 "scenario": s.scenario_name,
@@ -120,6 +124,7 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
                 "clock_kind": modes[s.session_id].clock,
                 "bridge": bridges.get(s.session_id),
                 "caller": callers.get(s.session_id),
+                "line": lines.get(s.session_id),
             }
             for s in reader.sessions(run_id)
         ]
@@ -157,7 +162,9 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
         row["tick_late_ms"] = _tick_late(row.pop("clock"))
         row["mode"] = f"{row['modality']}/{row['clock_kind']}"
         row["bridge"] = _bridge(row["bridge"])
-    click.echo(dict_table(rows, ["session_id", *COLUMNS, "mode", "tick_late_ms", "bridge"]))
+        row["line"] = describe_recorded(row["line"])
+    columns = ["session_id", *COLUMNS, "mode", "tick_late_ms", "line", "bridge"]
+    click.echo(dict_table(rows, columns))
     for line in caller_lines(rows):
         click.echo(line)
     for line in run_summary.notes(run_id, str(record.status), record.error, rows):

@@ -288,6 +288,15 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE sessions ADD COLUMN caller_json TEXT;
         """,
     ),
+    Migration(
+        "0016_session_line",
+        # The phone line the caller's audio went through (codec, packet loss,
+        # jitter, gain, clipping, noise; its seed and how many packets were lost):
+        # a JSON object, shown by `vae runs show` and the report. NULL: a clean line.
+        """
+        ALTER TABLE sessions ADD COLUMN line_json TEXT
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -62,6 +62,9 @@ class EventKind(enum.StrEnum):
     MALFORMED_EVENT = "malformed_event"
     SESSION_ERROR = "session_error"
     NOTICE = "notice"
+    #: Keypad digits: from the user, keys it pressed (with how the bridge carried
+    #: them); from the agent, the digits it detected (vae/dtmf.py).
+    DTMF = "dtmf"
 
 
 class Verdict(enum.StrEnum):

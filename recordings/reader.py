@@ -178,28 +178,31 @@ class RecordingReader(ScoringReader, LabelReader):
 
     def session_callers(self, run_id: str) -> dict[str, dict[str, Any]]:
         """Session id -> the caller recorded for it (sessions whose scenario named one)."""
-        rows = self.conn.execute(
-            "SELECT session_id, caller_json FROM sessions WHERE run_id = ?", (run_id,)
-        ).fetchall()
-        found: dict[str, dict[str, Any]] = {}
-        for session_id, text in rows:
-            value = json.loads(text) if text else None
-            if isinstance(value, dict):
-                found[session_id] = value
-        return found
+        return self._json_per_session(run_id, "caller_json")
 
     def session_caller(self, session_id: str) -> dict[str, Any] | None:
         """The caller recorded for one session, or None (the user bot's own voice)."""
+        return self._json_of_session(session_id, "caller_json")
+
+    def session_line(self, session_id: str) -> dict[str, Any] | None:
+        """The phone line one session's caller audio went through (None: a clean line)."""
+        return self._json_of_session(session_id, "line_json")
+
+    def session_lines(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """Session id -> the phone line its caller's audio went through (where one was set)."""
+        return self._json_per_session(run_id, "line_json")
+
+    def _json_of_session(self, session_id: str, column: str) -> dict[str, Any] | None:
+        # ``column`` is one of this class's literal column names, never input.
         row = self.conn.execute(
-            "SELECT caller_json FROM sessions WHERE session_id = ?", (session_id,)
+            f"SELECT {column} FROM sessions WHERE session_id = ?", (session_id,)
         ).fetchone()
         value = json.loads(row[0]) if row is not None and row[0] else None
         return value if isinstance(value, dict) else None
 
-    def session_bridges(self, run_id: str) -> dict[str, dict[str, Any]]:
-        """Session id -> the bridge process that served it (where one was recorded)."""
+    def _json_per_session(self, run_id: str, column: str) -> dict[str, dict[str, Any]]:
         rows = self.conn.execute(
-            "SELECT session_id, bridge_json FROM sessions WHERE run_id = ?", (run_id,)
+            f"SELECT session_id, {column} FROM sessions WHERE run_id = ?", (run_id,)
         ).fetchall()
         found: dict[str, dict[str, Any]] = {}
         for session_id, text in rows:
@@ -207,6 +210,10 @@ class RecordingReader(ScoringReader, LabelReader):
             if isinstance(value, dict):
                 found[session_id] = value
         return found
+
+    def session_bridges(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """Session id -> the bridge process that served it (where one was recorded)."""
+        return self._json_per_session(run_id, "bridge_json")
 
     def session(self, session_id: str) -> SessionRecord | None:
         row = self.conn.execute(

@@ -69,6 +69,10 @@ class ReplayTurn:
     source_end_s: float
     #: The caller's transcript payloads that belong to this turn, as recorded.
     transcripts: list[dict[str, Any]] = field(default_factory=list)
+    #: Keys the caller pressed after this turn began and before the next one
+    #: (its DTMF events: ``digits``, ``tone_ms``, ``gap_ms``), pressed again
+    #: when the replayed turn ends.
+    keys: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,7 @@ def load_script(
         for s in spurts(heard.samples, rh, VadSettings(merge_gap_s=gate_silence_s))
     ]
     texts = _caller_transcripts(reader, session_id, session.started_ns)
+    keys = _caller_keys(reader, session_id, session.started_ns)
     turns: list[ReplayTurn] = []
     prev: tuple[float, float] | None = None
     for i, spurt in enumerate(user_turns):
@@ -122,6 +127,7 @@ def load_script(
                 source_start_s=us,
                 source_end_s=ue,
                 transcripts=_belonging(texts, user_turns, i, ru),
+                keys=_belonging(keys, user_turns, i, ru, first=i == 0),
             )
         )
         prev = (us, ue)
@@ -160,14 +166,33 @@ def _caller_transcripts(
     return out
 
 
+def _caller_keys(
+    reader: RecordingReader, session_id: str, t0_ns: int
+) -> list[tuple[float, dict[str, Any]]]:
+    """The caller's key presses (DTMF events) with their session times, as pressed."""
+    out = []
+    for e in reader.events(session_id, [EventKind.DTMF]):
+        if e.side is Side.USER and e.payload.get("digits"):
+            p: dict[str, Any] = {
+                k: e.payload[k] for k in ("digits", "tone_ms", "gap_ms") if k in e.payload
+            }
+            out.append(((e.bridge_ns - t0_ns) / 1e9, p))
+    return out
+
+
 def _belonging(
-    texts: list[tuple[float, dict[str, Any]]], turns: list[Spurt], i: int, rate: int
+    texts: list[tuple[float, dict[str, Any]]],
+    turns: list[Spurt],
+    i: int,
+    rate: int,
+    *,
+    first: bool = False,
 ) -> list[dict[str, Any]]:
     """Transcripts of turn ``i``: stamped after it began and before the next one began.
 
     A bot reports what it said when it finished saying it, so the stamp falls
     at (or just after) the end of its turn; an imported sidecar gives the start.
     """
-    lo = turns[i].start / rate - 0.05
+    lo = float("-inf") if first else turns[i].start / rate - 0.05
     hi = turns[i + 1].start / rate - 0.05 if i + 1 < len(turns) else float("inf")
     return [p for at, p in texts if lo <= at < hi]

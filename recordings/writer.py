@@ -168,6 +168,12 @@ class RecordingWriter(ScoringWriter, LabelWriter):
             "UPDATE sessions SET clock_json = ? WHERE session_id = ?", (dumps(clock), session_id)
         )
 
+    async def put_session_line(self, session_id: str, line: dict[str, object]) -> None:
+        """Record the phone line the caller's audio went through (``sessions.line_json``)."""
+        await self.execute(
+            "UPDATE sessions SET line_json = ? WHERE session_id = ?", (dumps(line), session_id)
+        )
+
     async def put_session_bridge(self, session_id: str, bridge: dict[str, object]) -> None:
         """Record which bridge process served the attempt (host, pid, address, worker)."""
         await self.execute(

@@ -64,6 +64,18 @@ class BotMetric:
     t_s: float
 
 
+@dataclass(frozen=True)
+class KeyPress:
+    """Keypad digits: keyed by the user, or reported heard by the agent (EventKind.DTMF)."""
+
+    side: str
+    digits: str
+    t_s: float
+    #: The user's: how the bridge carried them (``carried_as``), and why not, if it did not.
+    carried_as: str = ""
+    not_delivered: str = ""
+
+
 @dataclass
 class TokenTotals:
     calls: int = 0
@@ -103,6 +115,8 @@ class ScoringContext:
     audio: dict[str, ChannelAudio] = field(default_factory=dict)
     #: Audio or text, real or virtual clock (a text session has no audio: modality.py).
     mode: SessionMode = field(default_factory=SessionMode)
+    #: Keypad digits keyed (user) and heard (agent), in order (DTMF_RECEIVED).
+    keys: list[KeyPress] = field(default_factory=list)
 
     @property
     def write_actions(self) -> list[dict[str, Any]]:
@@ -218,6 +232,9 @@ def parse_events(ctx: ScoringContext, events: list[EventRecord]) -> None:
                 continue
             ctx.transcripts.append(line)
             ctx.bot_transcripts.append(line)
+        elif e.kind is EventKind.DTMF:
+            carried, why = str(p.get("carried_as", "")), str(p.get("not_delivered", ""))
+            ctx.keys.append(KeyPress(bot_side, str(p.get("digits", "")), _t(e, t0), carried, why))
         elif e.kind is EventKind.TOKEN_USAGE:
             totals = ctx.tokens.setdefault(bot_side, TokenTotals())
             totals.calls += 1

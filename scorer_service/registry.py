@@ -11,6 +11,7 @@ from scorer_service.scorers.db_assertion import DbStateAssertionScorer
 from scorer_service.scorers.db_state import DbStateMatchScorer
 from scorer_service.scorers.heard import HeardScorer
 from scorer_service.scorers.judge import JudgeScorer
+from scorer_service.scorers.keypad import KeypadScorer
 from scorer_service.scorers.timing import TimingScorer
 
 SCORER_NAMES = (
@@ -22,6 +23,7 @@ SCORER_NAMES = (
     "timing",
     "tokens",
     "heard",
+    "keypad",
 )
 
 
@@ -43,6 +45,7 @@ def build_scorers(config: ScoringConfig, judge: JudgeClient | None) -> list[Scor
         "clean_exit": CleanExitScorer(),
         "tokens": TokenUsageScorer(),
         "heard": HeardScorer(config.transcription.transcripts),
+        "keypad": KeypadScorer(),
     }
     if timing is not None:
         made["timing"] = timing

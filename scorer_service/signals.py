@@ -31,6 +31,14 @@ composites):
   said_value, heard_value}], ``turns`` [{t_s, said, heard, said_marks,
   heard_marks, words, errors}], ``reason``.
 
+- ``DTMF_RECEIVED`` — the keypad digits the agent reported hearing against
+  those the caller keyed (non-gating unless a scenario lists it). value: the
+  share of keyed digits heard in place; failed when they differ; not_applicable
+  when the caller keyed nothing; unscored ``no_dtmf_report`` when the agent
+  reported no digits at all (an agent that does not report cannot be judged),
+  ``not_delivered`` when the bridge could not carry the keys. detail:
+  ``sent``, ``heard``, ``carried_as``, ``presses`` [{side, digits, t_s}], ``reason``.
+
 A failing gating signal whose failing value matches a critical mismatch
 carries ``misheard`` in its detail ({text, said, heard, kind, turn}): the
 session's reason then names the mishearing first.
@@ -72,6 +80,7 @@ NL_ASSERTION = "NL_ASSERTION"
 JUDGE_PASSED = "JUDGE_PASSED"
 CLEAN_EXIT = "CLEAN_EXIT"
 HEARD_CORRECTLY = "HEARD_CORRECTLY"
+DTMF_RECEIVED = "DTMF_RECEIVED"
 
 #: The signals a scenario may gate on, in display order.
 SUCCESS_SIGNALS = (
@@ -82,6 +91,7 @@ SUCCESS_SIGNALS = (
     JUDGE_PASSED,
     CLEAN_EXIT,
     HEARD_CORRECTLY,
+    DTMF_RECEIVED,
 )
 
 IS_SUCCESSFUL = "is_successful"

@@ -172,6 +172,20 @@ class NoticeOut:
 
 
 @dataclass(frozen=True, slots=True)
+class DtmfOut:
+    """Keys the caller pressed, to an agent that takes them as messages.
+
+    A Twilio Media Streams agent gets one ``dtmf`` message per key; a gRPC bot
+    in a text session gets ``BridgeMessage.dtmf``. An audio gRPC agent never
+    gets this: it hears the keys as in-band tones (``bridge_service/dtmf_out.py``).
+    """
+
+    digits: str
+    tone_ms: int
+    gap_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class SessionEndingOut:
     reason: str
     detail: str
@@ -227,4 +241,5 @@ BridgeOutput = (
     | SessionEndedOut
     | PeerText
     | ClockTickOut
+    | DtmfOut
 )

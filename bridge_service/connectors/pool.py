@@ -62,6 +62,8 @@ class LeasedEndpoint:
         self.bot = BotInfo(inner.bot.name, inner.bot.version, {**inner.bot.labels, "endpoint": url})
         self.send_rate: int = inner.send_rate
         self.receive_rate: int = inner.receive_rate
+        #: Keys as messages rather than tones (bridge_service/dtmf_out.py), as the inner one.
+        self.sends_dtmf_messages = bool(getattr(inner, "sends_dtmf_messages", False))
         self._pools = pools
         self._released = False
 

@@ -57,6 +57,7 @@ from bridge_service.connectors.base import (
     ConnectorConfig,
     ConnectorError,
     ConnectorOptionsError,
+    DtmfOut,
     FinalStatePart,
     JsonPiece,
     PeerAudio,
@@ -82,6 +83,8 @@ __all__ = ["TwilioEndpoint", "TwilioOptions", "check_config", "dial", "parse_opt
 
 
 class TwilioEndpoint:
+    #: The caller's keys go to the agent as ``dtmf`` messages (bridge_service/dtmf_out.py).
+    sends_dtmf_messages = True
     """One session's side played by a Media Streams bot (a :class:`SideEndpoint`)."""
 
     def __init__(
@@ -289,6 +292,13 @@ class TwilioEndpoint:
                     # as above (not a reader too slow for its audio).
                     return True
                 self._caller_ms += self.options.media_ms
+            return True
+        if isinstance(message, DtmfOut):
+            if self._out is None or self._ws.close_code is not None:
+                return True
+            with contextlib.suppress(ConnectionClosed):
+                for digit in message.digits:
+                    await self._ws.send(self._out.dtmf(digit))
             return True
         if isinstance(message, SessionStartInfo):
             self._session_id = message.session_id

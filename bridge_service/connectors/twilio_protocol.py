@@ -113,6 +113,10 @@ class Outgoing:
     def mark(self, name: str) -> str:
         return self._next("mark", mark={"name": name})
 
+    def dtmf(self, digit: str) -> str:
+        """One key the caller pressed, as Twilio reports it (one message per key)."""
+        return self._next("dtmf", dtmf={"track": "inbound_track", "digit": digit})
+
     def stop(self) -> str:
         return self._next(
             "stop", stop={"accountSid": self.ids.account_sid, "callSid": self.ids.call_sid}

@@ -11,7 +11,9 @@ What it reports, as a bot would: ``speech_started``/``speech_stopped`` at each
 replayed turn's sample offsets (source ``replay``), the caller's recorded
 transcripts with their new times, one ``log`` event per placed turn with the
 planned and the actual cue (``payload["replay"]``), and at the end an
-``end_conversation`` of kind ``replay_finished``. The replayed caller has no
+``end_conversation`` of kind ``replay_finished``. Keys the caller pressed
+(DTMF) are pressed again at the end of the turn they followed, so the agent
+hears the tones again (they are not in the recorded ``user`` channel). The replayed caller has no
 tools and no state of its own: its final state is empty.
 
 It follows the virtual clock too (``vae run --replay RUN --clock virtual``):
@@ -124,6 +126,8 @@ class ReplayEndpoint:
         elif event == "turn_ended":
             self._event(EventKind.SPEECH_STOPPED, _boundary(what["end_offset"]))
             self._transcripts(what["turn"])
+            for keys in self.script.turns[what["turn"]].keys:  # pressed again, right after
+                self._event(EventKind.DTMF, {**keys, "replayed": True})
         elif event == "finished":
             reason = "replay finished: the last recorded caller turn was played"
             if self.script.reply_expected:

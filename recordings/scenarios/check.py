@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from recordings.scenarios.line import FIELDS, LineConditions, burst_problem
+
 Path = tuple[str | int, ...]
 
 
@@ -141,7 +143,7 @@ class _Walker:
             if len(value) < schema.get("minLength", 0) or (
                 "pattern" in schema and not re.search(schema["pattern"], value)
             ):
-                self.add(path, _string_problem(path))
+                self.add(path, _string_problem(path, value))
         elif kind == "object":
             self.mapping(value, schema, path)
         elif kind == "array" and "items" in schema:
@@ -155,6 +157,8 @@ class _Walker:
             self.add(path, f"must be at most {schema['maximum']}, got {value}")
         if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
             self.add(path, f"must be more than {schema['exclusiveMinimum']}, got {value}")
+        if "maximum" in schema and value > schema["maximum"]:
+            self.add(path, f"must be at most {schema['maximum']}, got {value}")
 
     def mapping(self, value: dict[str, Any], schema: dict[str, Any], path: Path) -> None:
         props: dict[str, Any] = schema.get("properties", {})
@@ -187,10 +191,20 @@ def _describe(schema: dict[str, Any]) -> str:
     return " or ".join(_JSON_TYPES.get(k, k) for k in listed if k != "null") or "a value"
 
 
-def _string_problem(path: Path) -> str:
+def _string_problem(path: Path, value: str = "") -> str:
     if path and path[-1] == "sync_hook":
         return "must be 'module:function'"
+    if path and path[-1] == "dtmf" and value:
+        bad = [(i, ch) for i, ch in enumerate(value) if ch not in _DTMF_KEYS]
+        if bad:
+            i, ch = bad[0]
+            return f"{ch!r} at character {i + 1} is not a keypad key (0-9, *, #, A-D)"
+        return f"{len(value)} keys, at most 64 at once"
     return "must not be empty"
+
+
+#: The keys of a DTMF keypad (vae/dtmf.py; kept here free of numpy for `vae validate`).
+_DTMF_KEYS = frozenset("0123456789*#ABCD")
 
 
 def check(data: Any) -> list[Issue]:
@@ -207,6 +221,7 @@ def check(data: Any) -> list[Issue]:
 def _cross_checks(data: dict[str, Any], walker: _Walker) -> None:
     from recordings.scenarios.caller import cross_check as caller_check
 
+    _line_checks(data, walker)
     for role in ("user", "agent"):
         side = data.get(role) or {}
         for path, problem in caller_check(role, side, data.get("first_speaker")):
@@ -232,9 +247,27 @@ def _cross_checks(data: dict[str, Any], walker: _Walker) -> None:
             if role == "user" and isinstance(item, dict) and "heard" in item:
                 walker.add((role, "script", i, "heard"),
                            "only an agent step says what it heard")  # fmt: skip
+            if role == "agent" and isinstance(item, dict) and "dtmf" in item:
+                walker.add((role, "script", i, "dtmf"),
+                           "only the caller presses keys (a user step)")  # fmt: skip
             calls = item.get("tool_calls") or [] if isinstance(item, dict) else []
             for j, call in enumerate(calls):
                 if known and call["name"] not in known:
                     walker.add((role, "script", i, "tool_calls", j, "name"),
                                f"{call['name']!r} is not one of this side's tools"
                                f"{suggest(call['name'], known)}")  # fmt: skip
+
+
+def _line_checks(data: dict[str, Any], walker: _Walker) -> None:
+    """The phone line: the caller's side only; a loss rate its burst length can give."""
+    agent = data.get("agent") or {}
+    if isinstance(agent, dict) and agent.get("line") is not None:
+        walker.add(("agent", "line"), "the line is the caller's (put it under user.line)",
+                   at_key=True)  # fmt: skip
+    user = data.get("user") or {}
+    line = user.get("line") if isinstance(user, dict) else None
+    if isinstance(line, dict):  # the schema checked each field: only their combination is left
+        values = {k: v for k, v in line.items() if k in FIELDS and v is not None}
+        why = burst_problem(LineConditions(**values))
+        if why:
+            walker.add(("user", "line", "packet_loss_burst"), why)

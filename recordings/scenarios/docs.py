@@ -23,7 +23,9 @@ CLASS_DOCS: dict[str, str] = {
     "ToolEffect": "One step of what a tool does to the reference bot's JSON DB.",
     "ScriptedCall": "A tool call made by a scripted reference bot.",
     "ScriptItem": "One step of a scripted reference bot: wait for the cue, then `wait_s`, "
-    "then `tool_calls`, then `say`, then `end`.",
+    "then `tool_calls`, then `say`, then `dtmf`, then `end`.",
+    "LineConditions": "The phone line between the caller and the agent: what the agent "
+    "receives of the caller's audio (seeded by the run; `vae run --line` overrides fields).",
 }
 
 FIELD_DOCS: dict[str, str] = {
@@ -122,6 +124,23 @@ FIELD_DOCS: dict[str, str] = {
     "ReferenceBotConfig.tool_effects": "What each tool does to this side's JSON DB "
     "(reference bots). A tool with a mutating effect is a write action.",
     "ReferenceBotConfig.script": "What a scripted reference bot says and does, in order.",
+    "ScriptItem.dtmf": "User only: keys the caller presses, e.g. `1234#` (0-9, *, #, A-D; "
+    "1..64): in-band DTMF tones to a gRPC agent, Twilio `dtmf` messages over the Twilio "
+    "connector.",
+    "LineKeys.line": "User only: the phone line the caller's audio goes through before the "
+    'agent hears it (docs/scenarios.md, "The line").',
+    "LineConditions.codec": "`pcm` (clean) or `mulaw8k`: narrowband telephone, band-limited "
+    "and mu-law companded at 8 kHz, then back to the agent's rate.",
+    "LineConditions.packet_loss": "Fraction of 20 ms packets lost (played as silence), 0..1.",
+    "LineConditions.packet_loss_burst": "Mean length of a loss burst in packets (>= 1); "
+    "unset: independent losses.",
+    "LineConditions.jitter_ms": "Packet delay variation, ms: a packet later than the far "
+    "end's 40 ms playout buffer is played as silence.",
+    "LineConditions.gain_db": "Gain applied to the caller's audio, dB.",
+    "LineConditions.clipping": "Hard-clip the caller's audio at this level, dBFS (after the "
+    "gain); unset: no clipping.",
+    "LineConditions.white_noise_db": "White noise at this level, dBFS: replaces the "
+    "white-noise level of the scenario's `noise` (its files stay).",
     "ImportedSideKeys.prompt": "The side's full prompt as an imported run recorded it.",
     "ImportedSideKeys.expected_db_hash": "The expected final-DB hash an imported run recorded.",
 }

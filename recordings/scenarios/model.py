@@ -28,11 +28,15 @@ class SuccessSignal(enum.StrEnum):
     CLEAN_EXIT = "CLEAN_EXIT"
     #: Did the agent hear what the caller said: never gating unless listed.
     HEARD_CORRECTLY = "HEARD_CORRECTLY"
+    #: Did the agent get the keypad digits the caller keyed: never gating unless listed.
+    DTMF_RECEIVED = "DTMF_RECEIVED"
 
 
+#: Signals that gate only where a scenario lists them.
+OPT_IN_SIGNALS = (SuccessSignal.HEARD_CORRECTLY, SuccessSignal.DTMF_RECEIVED)
 #: What gates a scenario that lists no ``success_signals``: every signal but
-#: HEARD_CORRECTLY, which only gates where a scenario asks for it.
-DEFAULT_SUCCESS_SIGNALS = tuple(s for s in SuccessSignal if s is not SuccessSignal.HEARD_CORRECTLY)
+#: the opt-in ones (HEARD_CORRECTLY, DTMF_RECEIVED).
+DEFAULT_SUCCESS_SIGNALS = tuple(s for s in SuccessSignal if s not in OPT_IN_SIGNALS)
 
 
 #: The established framework's stored values, accepted as aliases.

@@ -91,6 +91,8 @@ class ScriptItem:
     end: bool = False
     #: Agent only: what it reports hearing of the caller's preceding turn, and acts on.
     heard: str | None = None
+    #: User only: keys the caller presses (DTMF), after ``say``.
+    dtmf: str | None = None
 
 
 @dataclass

@@ -25,7 +25,7 @@ import typing
 from pathlib import Path
 from typing import Any, Literal, Union
 
-from recordings.scenarios import caller, model, parts
+from recordings.scenarios import caller, line, model, parts
 from recordings.scenarios.docs import CLASS_DOCS, FIELD_DOCS
 
 SCHEMA_FILE = Path(__file__).with_name("scenario.schema.json")
@@ -42,6 +42,7 @@ CONSTRAINTS: dict[str, dict[str, Any]] = {
     "Scenario.name": {"minLength": 1, "pattern": r"\S"},
     "Scenario.max_duration": {"exclusiveMinimum": 0},
     "Scenario.sync_hook": {"pattern": r"^[^:]+:[^:]+$"},
+    "ScriptItem.dtmf": {"pattern": r"^[0-9*#A-D]{1,64}$"},
 }
 #: Spellings accepted besides the fields (the established framework's flat names).
 ALIASES: dict[str, dict[str, Any]] = {
@@ -61,7 +62,7 @@ ALIASES: dict[str, dict[str, Any]] = {
 #: like a misspelt known key (the validator reads it; JSON Schema ignores it).
 TYPO_CHECK = "x-vae-refuse-misspelt-keys"
 #: Side-section keys besides the SideSpec fields, by the dataclass describing them.
-SIDE_INLINE = (parts.ReferenceBotConfig, parts.ImportedSideKeys, caller.CallerKeys)
+SIDE_INLINE = (parts.ReferenceBotConfig, parts.ImportedSideKeys, caller.CallerKeys, line.LineKeys)
 
 
 def _is_dataclass_type(tp: Any) -> bool:

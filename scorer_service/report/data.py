@@ -23,6 +23,7 @@ from recordings.export import transcript
 from recordings.models import EventKind, ScoringRecord, SessionRecord, Verdict
 from recordings.reader import RecordingReader
 from recordings.replay_links import run_source
+from recordings.scenarios.line import describe_recorded
 from recordings.selection import select_run
 from recordings.stop_reasons import is_finished, unfinished_cause
 from recordings.trials import split_trial
@@ -95,7 +96,8 @@ def _signal_rows(outcome: SessionOutcome | None, gating: list[str]) -> dict[str,
 
 
 def _quiet(name: str, row: dict[str, Any]) -> bool:  # nothing heard-reported: no failure
-    return name == signals.HEARD_CORRECTLY and not row["gating"] and row["verdict"] == "unscored"
+    opt_in = (signals.HEARD_CORRECTLY, signals.DTMF_RECEIVED)
+    return name in opt_in and not row["gating"] and row["verdict"] == "unscored"
 
 
 def _failing(rows: dict[str, Any]) -> list[dict[str, Any]]:
@@ -190,6 +192,7 @@ def _session(
         "modality": mode.modality,
         "clock": mode.clock,
         "caller": reader.session_caller(session.session_id),
+        "line": describe_recorded(reader.session_line(session.session_id)),
     }
 
 

@@ -206,6 +206,7 @@ def session_block(i: int, s: dict[str, Any]) -> str:
         f"{escape(s['domain'])} · {'text · ' if text else ''}{s['duration_s']:.1f} s{clock}"
         f" · latency p50 {'n/a' if lat is None else f'{lat:.2f} s'}"
         f" · stop: {escape(s['stop_reason'])}"
+        f" · line: {escape(s.get('line', 'clean'))}"
     )
     if s["stop_reason"] and not s.get("finished", True):
         meta += f" (unfinished: {escape(s.get('stop_detail', ''))})"

@@ -79,7 +79,7 @@ def test_the_example_suite_is_valid_and_covers_what_the_demo_promises() -> None:
     assert len({sc.domain for sc in scenarios}) >= 3
     signals = {str(s) for sc in scenarios for s in sc.success_signals}
     assert signals == {"ACTION_MATCH", "DB_STATE_MATCH", "DB_STATE_ASSERTION", "NL_ASSERTION",
-                       "JUDGE_PASSED", "CLEAN_EXIT"}  # fmt: skip
+                       "JUDGE_PASSED", "CLEAN_EXIT", "DTMF_RECEIVED"}  # fmt: skip
     assert any(sc.noise is not None for sc in scenarios)
     assert any(
         item.get("barge_in_after_s") is not None

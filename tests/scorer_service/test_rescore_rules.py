@@ -73,7 +73,12 @@ async def test_a_subset_rescore_never_becomes_current_unless_asked(
         "scorers_left_out": [],
         "current": False,
     }
-    assert only.scoring.summary["scope"]["scorers_left_out"] == ["heard", "timing", "tokens"]
+    assert only.scoring.summary["scope"]["scorers_left_out"] == [
+        "heard",
+        "keypad",
+        "timing",
+        "tokens",
+    ]
     # Overwrite would supersede the complete scoring: refused, nothing written.
     with pytest.raises(ConfigError, match="--make-current"):
         await rescore(db_path, "2024", ScoringConfig(no_judge=True), session_ids=[sid],

@@ -83,7 +83,7 @@ def test_audio_chunk_uses_integer_clocks() -> None:
 def test_bot_events_cover_the_contract() -> None:
     events = {f.name for f in common_pb2.BotEvent.DESCRIPTOR.oneofs_by_name["event"].fields}
     assert events == {"transcript", "tool_call", "token_usage", "speech_started",
-                      "speech_stopped", "metric", "end_conversation", "log"}  # fmt: skip
+                      "speech_stopped", "metric", "end_conversation", "log", "dtmf"}  # fmt: skip
 
 
 @pytest.mark.parametrize("module", [common_pb2, bridge_pb2, scorer_pb2])

@@ -270,3 +270,57 @@ async def test_a_failed_final_state_fetch_is_recorded_as_a_bot_error(
     url = base + path.replace("{call_sid}", stream_sid("CA", s.session_id))
     (line,) = errors
     assert line.startswith(f"agent: twilio final state: GET {url} {problem}"), line
+
+
+async def test_the_callers_keys_reach_a_twilio_agent_as_one_dtmf_message_per_key(
+    bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
+) -> None:
+    """The scripted caller's ``dtmf: "42#"`` over the Twilio connector: three messages."""
+    from bots.runner import BotConfig, run_bots
+    from bots.scripted import play_script
+    from bots.speech import BuzzSynthesiser
+    from recordings.models import Channel
+    from vae import dtmf
+
+    seen: list[dict[str, Any]] = []
+
+    async def bot(ws: ServerConnection) -> None:
+        async for raw in ws:
+            msg = json.loads(raw)
+            seen.append(msg)
+            if msg["event"] == "start":
+                await ws.send(media(0.5))  # the greeting
+            if len([m for m in seen if m["event"] == "dtmf"]) == 3:
+                await ws.close(1000, "bye")
+
+    doc = scenario(
+        first_speaker="agent",
+        user={"persona": {"name": "Ann"}, "script": [{"say": "My code.", "dtmf": "42#"}]},
+    )
+    async with serve(bot, "127.0.0.1", 0) as server:
+        port = server.sockets[0].getsockname()[1]
+        agent = bridge_pb2.ConnectorConfig(kind="twilio", url=f"twilio+ws://127.0.0.1:{port}")
+        run_id = await start_run(stub, [doc], max_auto_retries=0, agent_connector=agent)
+        user = BotConfig(
+            bridge.address, "user", lambda: play_script, run_filter=run_id, max_sessions=1,
+            synth=BuzzSynthesiser(),
+        )  # fmt: skip
+        async with asyncio.timeout(40):
+            events, _ = await asyncio.gather(watch(stub, run_id), run_bots(user, asyncio.Event()))
+    assert events[-1].status == bridge_pb2.RUN_STATUS_COMPLETED, [e.message for e in events]
+    keys = [m for m in seen if m["event"] == "dtmf"]
+    assert [k["dtmf"] for k in keys] == [
+        {"track": "inbound_track", "digit": d} for d in ("4", "2", "#")
+    ]
+    sid = seen[1]["streamSid"]
+    assert all(k["streamSid"] == sid for k in keys)
+    numbers = [int(m["sequenceNumber"]) for m in seen if "sequenceNumber" in m]
+    assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
+    with RecordingReader(bridge.db_path) as r:
+        (s,) = r.sessions(run_id)
+        (sent,) = [e.payload for e in r.events(s.session_id, [EventKind.DTMF])]
+        to_agent = r.read_channel(s.session_id, Channel.TO_AGENT)
+    assert sent["digits"] == "42#" and sent["carried_as"] == "dtmf_messages"
+    # Messages instead of tones: the agent's audio carries no keys.
+    assert dtmf.detect(to_agent.samples, to_agent.sample_rate) == ""
+    assert s.stop_reason == "end_tool"

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from bots import jsondb, scripted
-from recordings.scenarios import caller, model, parse, parts
+from recordings.scenarios import caller, line, model, parse, parts
 from recordings.scenarios.docs import FIELD_DOCS
 from recordings.scenarios.schema import (
     ALIASES,
@@ -42,7 +42,7 @@ DEFS: dict[str, Any] = SCHEMA["$defs"]
 def _dataclasses() -> list[type]:
     return [
         c
-        for module in (model, parts, caller)
+        for module in (model, parts, caller, line)
         for c in vars(module).values()
         if dataclasses.is_dataclass(c) and c.__module__ == module.__name__
     ]

@@ -396,6 +396,7 @@ class BridgeMessage(_message.Message):
     TEXT_FIELD_NUMBER: _builtins.int
     CLOCK_TICK_FIELD_NUMBER: _builtins.int
     REDIRECT_FIELD_NUMBER: _builtins.int
+    DTMF_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def joined(self) -> Global___Joined: ...
     @_builtins.property
@@ -456,6 +457,14 @@ class BridgeMessage(_message.Message):
         this stream right after (OK).
         """
 
+    @_builtins.property
+    def dtmf(self) -> _common_pb2.Dtmf:
+        """To the agent, in a text session only: the caller pressed keys (the
+        user bot's BotEvent.dtmf). In an audio session the keys arrive as
+        in-band DTMF tones on the audio instead (docs/contract.md, "Keypad
+        tones"); a reference agent reports what it got as its own BotEvent.dtmf.
+        """
+
     def __init__(
         self,
         *,
@@ -471,12 +480,13 @@ class BridgeMessage(_message.Message):
         text: Global___TextTurn | None = ...,
         clock_tick: Global___ClockTick | None = ...,
         redirect: Global___Redirect | None = ...,
+        dtmf: _common_pb2.Dtmf | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "clock_tick", b"clock_tick", "joined", b"joined", "message", b"message", "notice", b"notice", "peer_event", b"peer_event", "redirect", b"redirect", "session_ended", b"session_ended", "session_ending", b"session_ending", "session_start", b"session_start", "state_sync", b"state_sync", "text", b"text", "wait_timeout", b"wait_timeout"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "clock_tick", b"clock_tick", "dtmf", b"dtmf", "joined", b"joined", "message", b"message", "notice", b"notice", "peer_event", b"peer_event", "redirect", b"redirect", "session_ended", b"session_ended", "session_ending", b"session_ending", "session_start", b"session_start", "state_sync", b"state_sync", "text", b"text", "wait_timeout", b"wait_timeout"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "clock_tick", b"clock_tick", "joined", b"joined", "message", b"message", "notice", b"notice", "peer_event", b"peer_event", "redirect", b"redirect", "session_ended", b"session_ended", "session_ending", b"session_ending", "session_start", b"session_start", "state_sync", b"state_sync", "text", b"text", "wait_timeout", b"wait_timeout"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "clock_tick", b"clock_tick", "dtmf", b"dtmf", "joined", b"joined", "message", b"message", "notice", b"notice", "peer_event", b"peer_event", "redirect", b"redirect", "session_ended", b"session_ended", "session_ending", b"session_ending", "session_start", b"session_start", "state_sync", b"state_sync", "text", b"text", "wait_timeout", b"wait_timeout"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["joined", "session_start", "audio", "peer_event", "state_sync", "notice", "session_ending", "session_ended", "wait_timeout", "text", "clock_tick", "redirect"]  # noqa: Y015
+    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["joined", "session_start", "audio", "peer_event", "state_sync", "notice", "session_ending", "session_ended", "wait_timeout", "text", "clock_tick", "redirect", "dtmf"]  # noqa: Y015
     _WhichOneofArgType_message: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_message) -> _WhichOneofReturnType_message | None: ...
 
@@ -712,7 +722,7 @@ class SessionStart(_message.Message):
     """A seed for this session's randomness, derived from the run's seed and the
     scenario (trial) name: each trial of a repeated scenario gets its own.
     A bot that samples (an LLM's temperature) may use it; the bridge seeds its
-    noise with it.
+    line conditions with it (noise, packet loss, jitter: RunOptions.line).
     """
     trial: _builtins.int
     """With RunOptions.repeat > 1: which trial this is (1-based); 0 when the
@@ -991,7 +1001,8 @@ class FinalState(_message.Message):
     The recording keeps four audio channels per session: `user` and `agent`
     are each bot's audio as it sent it (its rate, the bridge's arrival time);
     `to_agent` and `to_user` are what the bridge delivered on its clock
-    (resampled, with the scenario's noise on to_agent): what each bot heard.
+    (resampled, with the scenario's noise, the caller's keypad tones and the
+    phone line on to_agent): what each bot heard.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1203,6 +1214,7 @@ class RunOptions(_message.Message):
     REPLAY_GATE_SILENCE_S_FIELD_NUMBER: _builtins.int
     MODALITY_FIELD_NUMBER: _builtins.int
     CLOCK_FIELD_NUMBER: _builtins.int
+    LINE_FIELD_NUMBER: _builtins.int
     concurrency: _builtins.int
     """Sessions at once (default 4)."""
     max_duration_s: _builtins.float
@@ -1277,6 +1289,15 @@ class RunOptions(_message.Message):
 
     @_builtins.property
     def agent_connector(self) -> Global___ConnectorConfig: ...
+    @_builtins.property
+    def line(self) -> Global___LineConditions:
+        """Phone-line conditions applied to what every agent of the run receives
+        from the caller, field by field over each scenario's `user.line` (a field
+        left unset keeps the scenario's). Refused (INVALID_ARGUMENT naming the
+        field) with values out of range, and with modality text: a text session
+        has no audio to degrade. docs/scenarios.md ("The line").
+        """
+
     def __init__(
         self,
         *,
@@ -1305,10 +1326,11 @@ class RunOptions(_message.Message):
         replay_gate_silence_s: _builtins.float | None = ...,
         modality: _common_pb2.Modality.ValueType = ...,
         clock: _common_pb2.ClockKind.ValueType = ...,
+        line: Global___LineConditions | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "user_connector", b"user_connector"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "line", b"line", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "user_connector", b"user_connector"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "clock", b"clock", "concurrency", b"concurrency", "end_policy", b"end_policy", "first_speaker", b"first_speaker", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "modality", b"modality", "pairing_timeout_s", b"pairing_timeout_s", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tags", b"tags", "user_connector", b"user_connector"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "clock", b"clock", "concurrency", b"concurrency", "end_policy", b"end_policy", "first_speaker", b"first_speaker", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "line", b"line", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "modality", b"modality", "pairing_timeout_s", b"pairing_timeout_s", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tags", b"tags", "user_connector", b"user_connector"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__auto_resume_on_insufficient_turns: _TypeAlias = _typing.Literal["auto_resume_on_insufficient_turns"]  # noqa: Y015
     _WhichOneofArgType__auto_resume_on_insufficient_turns: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns"]  # noqa: Y015
@@ -1384,6 +1406,82 @@ class RunOptions(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__strict_match) -> _WhichOneofReturnType__strict_match | None: ...
 
 Global___RunOptions: _TypeAlias = RunOptions  # noqa: Y015
+
+@_typing.final
+class LineConditions(_message.Message):
+    """Phone-line conditions on the caller -> agent direction (RunOptions.line;
+    the scenario's `user.line` has the same fields). Unset: the scenario's.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODEC_FIELD_NUMBER: _builtins.int
+    PACKET_LOSS_FIELD_NUMBER: _builtins.int
+    PACKET_LOSS_BURST_FIELD_NUMBER: _builtins.int
+    JITTER_MS_FIELD_NUMBER: _builtins.int
+    GAIN_DB_FIELD_NUMBER: _builtins.int
+    CLIPPING_FIELD_NUMBER: _builtins.int
+    WHITE_NOISE_DB_FIELD_NUMBER: _builtins.int
+    codec: _builtins.str
+    """"pcm" (the bridge's clean PCM path) or "mulaw8k": narrowband telephone,
+    band-limited to 8 kHz sampling and mu-law companded, then back to the
+    agent's rate. Empty: the scenario's.
+    """
+    packet_loss: _builtins.float
+    """Fraction of 20 ms packets lost (zeroed), 0..1."""
+    packet_loss_burst: _builtins.float
+    """Mean length of a loss burst, packets (>= 1); unset: independent losses."""
+    jitter_ms: _builtins.float
+    """Packet delay variation, ms (0..500): late packets leave gaps."""
+    gain_db: _builtins.float
+    """Gain applied to the caller's audio, dB (-60..40)."""
+    clipping: _builtins.float
+    """Hard clipping of the caller's audio at this level, dBFS (-60..0)."""
+    white_noise_db: _builtins.float
+    """White noise at this level, dBFS (-100..0): replaces the white-noise level
+    of the scenario's `noise` (its noise files stay).
+    """
+    def __init__(
+        self,
+        *,
+        codec: _builtins.str = ...,
+        packet_loss: _builtins.float | None = ...,
+        packet_loss_burst: _builtins.float | None = ...,
+        jitter_ms: _builtins.float | None = ...,
+        gain_db: _builtins.float | None = ...,
+        clipping: _builtins.float | None = ...,
+        white_noise_db: _builtins.float | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_clipping", b"_clipping", "_gain_db", b"_gain_db", "_jitter_ms", b"_jitter_ms", "_packet_loss", b"_packet_loss", "_packet_loss_burst", b"_packet_loss_burst", "_white_noise_db", b"_white_noise_db", "clipping", b"clipping", "gain_db", b"gain_db", "jitter_ms", b"jitter_ms", "packet_loss", b"packet_loss", "packet_loss_burst", b"packet_loss_burst", "white_noise_db", b"white_noise_db"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_clipping", b"_clipping", "_gain_db", b"_gain_db", "_jitter_ms", b"_jitter_ms", "_packet_loss", b"_packet_loss", "_packet_loss_burst", b"_packet_loss_burst", "_white_noise_db", b"_white_noise_db", "clipping", b"clipping", "codec", b"codec", "gain_db", b"gain_db", "jitter_ms", b"jitter_ms", "packet_loss", b"packet_loss", "packet_loss_burst", b"packet_loss_burst", "white_noise_db", b"white_noise_db"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__clipping: _TypeAlias = _typing.Literal["clipping"]  # noqa: Y015
+    _WhichOneofArgType__clipping: _TypeAlias = _typing.Literal["_clipping", b"_clipping"]  # noqa: Y015
+    _WhichOneofReturnType__gain_db: _TypeAlias = _typing.Literal["gain_db"]  # noqa: Y015
+    _WhichOneofArgType__gain_db: _TypeAlias = _typing.Literal["_gain_db", b"_gain_db"]  # noqa: Y015
+    _WhichOneofReturnType__jitter_ms: _TypeAlias = _typing.Literal["jitter_ms"]  # noqa: Y015
+    _WhichOneofArgType__jitter_ms: _TypeAlias = _typing.Literal["_jitter_ms", b"_jitter_ms"]  # noqa: Y015
+    _WhichOneofReturnType__packet_loss: _TypeAlias = _typing.Literal["packet_loss"]  # noqa: Y015
+    _WhichOneofArgType__packet_loss: _TypeAlias = _typing.Literal["_packet_loss", b"_packet_loss"]  # noqa: Y015
+    _WhichOneofReturnType__packet_loss_burst: _TypeAlias = _typing.Literal["packet_loss_burst"]  # noqa: Y015
+    _WhichOneofArgType__packet_loss_burst: _TypeAlias = _typing.Literal["_packet_loss_burst", b"_packet_loss_burst"]  # noqa: Y015
+    _WhichOneofReturnType__white_noise_db: _TypeAlias = _typing.Literal["white_noise_db"]  # noqa: Y015
+    _WhichOneofArgType__white_noise_db: _TypeAlias = _typing.Literal["_white_noise_db", b"_white_noise_db"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__clipping) -> _WhichOneofReturnType__clipping | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__gain_db) -> _WhichOneofReturnType__gain_db | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__jitter_ms) -> _WhichOneofReturnType__jitter_ms | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__packet_loss) -> _WhichOneofReturnType__packet_loss | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__packet_loss_burst) -> _WhichOneofReturnType__packet_loss_burst | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__white_noise_db) -> _WhichOneofReturnType__white_noise_db | None: ...
+
+Global___LineConditions: _TypeAlias = LineConditions  # noqa: Y015
 
 @_typing.final
 class StartRunRequest(_message.Message):

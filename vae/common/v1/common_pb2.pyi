@@ -641,6 +641,7 @@ class BotEvent(_message.Message):
     METRIC_FIELD_NUMBER: _builtins.int
     END_CONVERSATION_FIELD_NUMBER: _builtins.int
     LOG_FIELD_NUMBER: _builtins.int
+    DTMF_FIELD_NUMBER: _builtins.int
     bot_unix_nanos: _builtins.int
     """When the event happened, unix nanos on the bot's clock."""
     @_builtins.property
@@ -659,6 +660,16 @@ class BotEvent(_message.Message):
     def end_conversation(self) -> Global___EndConversation: ...
     @_builtins.property
     def log(self) -> Global___Log: ...
+    @_builtins.property
+    def dtmf(self) -> Global___Dtmf:
+        """Keypad digits (DTMF). From the user bot: keys it pressed; the bridge
+        carries them to the agent (as in-band tones on the agent's audio, as
+        Twilio `dtmf` messages over the Twilio connector, or as
+        BridgeMessage.dtmf in a text session) and records them. From the agent
+        bot: digits it detected (heard); recorded, compared by DTMF_RECEIVED
+        with what the caller keyed. docs/contract.md ("Keypad tones").
+        """
+
     def __init__(
         self,
         *,
@@ -671,16 +682,51 @@ class BotEvent(_message.Message):
         metric: Global___Metric | None = ...,
         end_conversation: Global___EndConversation | None = ...,
         log: Global___Log | None = ...,
+        dtmf: Global___Dtmf | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["end_conversation", b"end_conversation", "event", b"event", "log", b"log", "metric", b"metric", "speech_started", b"speech_started", "speech_stopped", b"speech_stopped", "token_usage", b"token_usage", "tool_call", b"tool_call", "transcript", b"transcript"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["dtmf", b"dtmf", "end_conversation", b"end_conversation", "event", b"event", "log", b"log", "metric", b"metric", "speech_started", b"speech_started", "speech_stopped", b"speech_stopped", "token_usage", b"token_usage", "tool_call", b"tool_call", "transcript", b"transcript"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_unix_nanos", b"bot_unix_nanos", "end_conversation", b"end_conversation", "event", b"event", "log", b"log", "metric", b"metric", "speech_started", b"speech_started", "speech_stopped", b"speech_stopped", "token_usage", b"token_usage", "tool_call", b"tool_call", "transcript", b"transcript"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_unix_nanos", b"bot_unix_nanos", "dtmf", b"dtmf", "end_conversation", b"end_conversation", "event", b"event", "log", b"log", "metric", b"metric", "speech_started", b"speech_started", "speech_stopped", b"speech_stopped", "token_usage", b"token_usage", "tool_call", b"tool_call", "transcript", b"transcript"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["transcript", "tool_call", "token_usage", "speech_started", "speech_stopped", "metric", "end_conversation", "log"]  # noqa: Y015
+    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["transcript", "tool_call", "token_usage", "speech_started", "speech_stopped", "metric", "end_conversation", "log", "dtmf"]  # noqa: Y015
     _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
 
 Global___BotEvent: _TypeAlias = BotEvent  # noqa: Y015
+
+@_typing.final
+class Dtmf(_message.Message):
+    """Keypad digits: DTMF, one string of keys in the order pressed."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DIGITS_FIELD_NUMBER: _builtins.int
+    TONE_MS_FIELD_NUMBER: _builtins.int
+    GAP_MS_FIELD_NUMBER: _builtins.int
+    digits: _builtins.str
+    """The keys, each one of 0-9, *, #, A-D (1..64 of them). Anything else is
+    refused: the event is recorded as malformed and the bot gets a Notice.
+    """
+    tone_ms: _builtins.int
+    """From the user bot only (the bridge's tones): how long each key's tone
+    lasts and the silence after it, ms (0: 100 ms and 100 ms; 20..2000).
+    An agent reporting what it detected leaves them 0.
+    """
+    gap_ms: _builtins.int
+    def __init__(
+        self,
+        *,
+        digits: _builtins.str = ...,
+        tone_ms: _builtins.int = ...,
+        gap_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["digits", b"digits", "gap_ms", b"gap_ms", "tone_ms", b"tone_ms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Dtmf: _TypeAlias = Dtmf  # noqa: Y015
 
 @_typing.final
 class JsonChunk(_message.Message):
