@@ -157,8 +157,6 @@ class _Walker:
             self.add(path, f"must be at most {schema['maximum']}, got {value}")
         if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
             self.add(path, f"must be more than {schema['exclusiveMinimum']}, got {value}")
-        if "maximum" in schema and value > schema["maximum"]:
-            self.add(path, f"must be at most {schema['maximum']}, got {value}")
 
     def mapping(self, value: dict[str, Any], schema: dict[str, Any], path: Path) -> None:
         props: dict[str, Any] = schema.get("properties", {})
