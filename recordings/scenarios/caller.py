@@ -156,20 +156,22 @@ def voicemail_assertions(side: dict[str, Any]) -> list[dict[str, Any]]:
 
 def cross_check(
     role: str, side: dict[str, Any], first_speaker: Any = None
-) -> list[tuple[tuple[str | int, ...], str]]:
-    """Problems of one side's caller keys as ``(path, problem)``; empty when fine."""
-    problems: list[tuple[tuple[str | int, ...], str]] = []
+) -> list[tuple[str, str]]:
+    """Problems of one side's caller keys as ``(field name, problem)``; empty when fine.
+
+    Field names read as ``user.behaviour.barge_in_probability``; the checker
+    (:mod:`recordings.scenarios.check`) turns them into file positions.
+    """
+    problems: list[tuple[str, str]] = []
     if role == "user" and side.get("answers_as") == "voicemail" and first_speaker != "user":
-        problems.append((("first_speaker",), "a voicemail answers the call: set "
+        problems.append(("first_speaker", "a voicemail answers the call: set "
                          "`first_speaker: user` (the agent waits for the beep)"))  # fmt: skip
     if role != "user":
         for key in ("behaviour", "answers_as", "voicemail"):
             if side.get(key) is not None:
-                problems.append(((role, key), "only the caller (`user`) has this"))
+                problems.append((f"{role}.{key}", "only the caller (`user`) has this"))
     try:
         caller_from_config(side)
     except CallerConfigError as exc:
-        from recordings.scenarios.check import parse_field
-
-        problems.append(((role, *parse_field(exc.field)), exc.problem))
+        problems.append((f"{role}.{exc.field}", exc.problem))
     return problems

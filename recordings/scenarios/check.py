@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from recordings.scenarios.caller import cross_check as caller_check
 from recordings.scenarios.line import FIELDS, LineConditions, burst_problem
 
 Path = tuple[str | int, ...]
@@ -217,13 +218,11 @@ def check(data: Any) -> list[Issue]:
 
 
 def _cross_checks(data: dict[str, Any], walker: _Walker) -> None:
-    from recordings.scenarios.caller import cross_check as caller_check
-
     _line_checks(data, walker)
     for role in ("user", "agent"):
         side = data.get(role) or {}
-        for path, problem in caller_check(role, side, data.get("first_speaker")):
-            walker.add(path, problem)
+        for name, problem in caller_check(role, side, data.get("first_speaker")):
+            walker.add(parse_field(name), problem)
         flat = data.get(f"{role}_resources")
         resources = flat if isinstance(flat, dict) else side.get("resources") or {}
         declared = set(resources.get("tools") or {})

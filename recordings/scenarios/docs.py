@@ -8,6 +8,8 @@ docs/scenarios.md is the long form.
 
 from __future__ import annotations
 
+from recordings.scenarios import caller
+
 CLASS_DOCS: dict[str, str] = {
     "Scenario": "A conversation to run: who calls whom about what, and how it is scored.",
     "SideSpec": "One side of the conversation (the simulated caller `user`, or the `agent` "
@@ -147,11 +149,5 @@ FIELD_DOCS: dict[str, str] = {
 
 
 # The caller keys (recordings/scenarios/caller.py) describe themselves beside their model.
-def _add_caller_docs() -> None:
-    from recordings.scenarios import caller
-
-    CLASS_DOCS.update(caller.CLASS_DOCS)
-    FIELD_DOCS.update(caller.FIELD_DOCS)
-
-
-_add_caller_docs()
+CLASS_DOCS.update(caller.CLASS_DOCS)
+FIELD_DOCS.update(caller.FIELD_DOCS)
