@@ -46,7 +46,7 @@ from recordings.dialect import Dialect
 from recordings.errors import StorageError, WriterClosedError
 from recordings.locator import Locator, StoreRef, locate
 from recordings.scoring_owner import mark_interrupted
-from recordings.writer_conn import Transaction, WriterConnection, connect_writer
+from recordings.writer_conn import SqliteWriter, Transaction, WriterConnection
 
 T = TypeVar("T")
 
@@ -74,6 +74,15 @@ def clean_row(row: Row) -> Row:
     if any(isinstance(v, str) and not v.isascii() for v in row):
         return tuple(clean_text(v) if isinstance(v, str) else v for v in row)
     return row
+
+
+async def connect_writer(locator: Locator, *, busy_timeout_ms: int) -> WriterConnection:
+    """The writer's connection to ``locator``'s store (already opened and migrated)."""
+    if locator.is_postgres:
+        from recordings.pg_async import PgWriter
+
+        return await PgWriter.connect(locator, busy_timeout_ms=busy_timeout_ms)
+    return await SqliteWriter.connect(locator, busy_timeout_ms=busy_timeout_ms)
 
 
 class BatchWriter:

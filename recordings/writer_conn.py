@@ -12,7 +12,8 @@ whose answers differ per database —
   file deleted or replaced, which SQLite would not notice)?
 
 :class:`SqliteWriter` wraps aiosqlite (the embedded default);
-:class:`recordings.pg_async.PgWriter` wraps psycopg's async connection.
+:class:`recordings.pg_async.PgWriter` wraps psycopg's async connection (the
+writer picks one by the store's locator: :mod:`recordings.batch_writer`).
 
 A :class:`Transaction` is what a caller's ``work`` receives from
 ``writer.transaction(work)``: statements run in one transaction on the
@@ -136,15 +137,6 @@ class SqliteWriter(WriterConnection):
 
     async def close(self) -> None:
         await self.db.close()
-
-
-async def connect_writer(locator: Locator, *, busy_timeout_ms: int) -> WriterConnection:
-    """The writer's connection to ``locator``'s store (already opened and migrated)."""
-    if locator.is_postgres:
-        from recordings.pg_async import PgWriter
-
-        return await PgWriter.connect(locator, busy_timeout_ms=busy_timeout_ms)
-    return await SqliteWriter.connect(locator, busy_timeout_ms=busy_timeout_ms)
 
 
 class Transaction:
