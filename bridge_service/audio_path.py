@@ -156,10 +156,6 @@ class Direction:
         """Queue bridge-made audio at the output rate (mixed into the next frames)."""
         self._tones = np.concatenate([self._tones, samples.astype(np.float64)])
 
-    @property
-    def tones_pending(self) -> bool:
-        return bool(len(self._tones))
-
     def _mix_tones(self, frame: bytes) -> bytes:
         samples = np.frombuffer(frame, dtype="<i2").astype(np.float64)
         n = min(len(samples), len(self._tones))

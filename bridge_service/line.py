@@ -144,7 +144,7 @@ class LineTransform:
         return out
 
     def _packets(self, x: np.ndarray) -> np.ndarray:
-        x = x.copy()
+        """Zero the lost and late packets' samples in ``x`` (apply's own array: in place)."""
         start = self._position
         end = start + len(x)
         pos = start

@@ -61,7 +61,6 @@ class LockStepClock(OpenMicClock):
         self.steps = 0
         #: Wall time each step waited for the bots' answers.
         self.answer_wait = LatenessHistogram()
-        self._stalled = False
         self._wall_ns = 0
 
     def stats(self) -> dict[str, object]:
@@ -133,46 +132,7 @@ class LockStepClock(OpenMicClock):
 
     async def _answers(self, k: int) -> bool:
         """Wait until every live side answered step ``k``; False when the clock must stop."""
-        io = self.io
-        loop = asyncio.get_running_loop()
-        waited = time.monotonic_ns()
-        timer: asyncio.TimerHandle | None = None
-        try:
-            while True:
-                missing = [side for side in io.live_sides() if io.acked[side] < k]
-                if not missing:
-                    self.answer_wait.add(time.monotonic_ns() - waited)
-                    return True
-                end = io.end_request
-                if end is not None and not end.graceful:
-                    return False
-                if self._stalled:
-                    self._stall(missing, k)
-                    return False
-                if timer is None:
-                    timer = loop.call_later(
-                        io.plan.settings.inactivity_timeout_s, self._on_stall_timer
-                    )
-                io.acks_changed.clear()
-                await io.acks_changed.wait()
-        finally:
-            if timer is not None:
-                timer.cancel()
-
-    def _on_stall_timer(self) -> None:
-        self._stalled = True
-        self.io.acks_changed.set()
-
-    def _stall(self, missing: list[Side], k: int) -> None:
-        io = self.io
-        wait_s = io.plan.settings.inactivity_timeout_s
-        who = " and ".join(f"the {side} bot" for side in missing)
-        detail = (
-            f"{who} answered no step of the virtual clock for {wait_s:g} s of wall time "
-            f"(step {k}, at {self.time.elapsed_ns() / _NS:.3f} s of session time); "
-            "a bot on the virtual clock must send ClockAck for every step"
-        )
-        io.request_end(EndRequest(StopReason.CLOCK_STALLED, detail))
+        return await wait_for_answers(io=self.io, step=k, waits=self.answer_wait, unit="step")
 
     async def stop(self, task: asyncio.Task[None], *, graceful: bool) -> None:
         """The clock ends by itself once the session ends (after draining if graceful)."""
@@ -180,3 +140,55 @@ class LockStepClock(OpenMicClock):
         await task
         self.io.delivering = False
         await self._flush_slow()
+
+
+async def wait_for_answers(
+    io: SessionIO, step: int, waits: LatenessHistogram, *, unit: str
+) -> bool:
+    """Wait until every live side answered ``step``; False when the clock must stop.
+
+    Shared by both virtual clocks (audio here, text in ``text_clock``): the wall
+    time waited goes into ``waits``; no answer for ``inactivity_timeout_s`` of
+    wall time ends the session ``clock_stalled`` (``unit``: what a bot must
+    answer, named in the detail).
+    """
+    loop = asyncio.get_running_loop()
+    waited = time.monotonic_ns()
+    stalled = False
+    timer: asyncio.TimerHandle | None = None
+
+    def on_stall_timer() -> None:
+        nonlocal stalled
+        stalled = True
+        io.acks_changed.set()
+
+    try:
+        while True:
+            missing = [side for side in io.live_sides() if io.acked[side] < step]
+            if not missing:
+                waits.add(time.monotonic_ns() - waited)
+                return True
+            end = io.end_request
+            if end is not None and not end.graceful:
+                return False
+            if stalled:
+                _stall(io, missing, step, unit)
+                return False
+            if timer is None:
+                timer = loop.call_later(io.plan.settings.inactivity_timeout_s, on_stall_timer)
+            io.acks_changed.clear()
+            await io.acks_changed.wait()
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
+def _stall(io: SessionIO, missing: list[Side], step: int, unit: str) -> None:
+    wait_s = io.plan.settings.inactivity_timeout_s
+    who = " and ".join(f"the {side} bot" for side in missing)
+    detail = (
+        f"{who} answered no step of the virtual clock for {wait_s:g} s of wall time "
+        f"(step {step}, at {io.time.elapsed_ns() / _NS:.3f} s of session time); "
+        f"a bot on the virtual clock must send ClockAck for every {unit}"
+    )
+    io.request_end(EndRequest(StopReason.CLOCK_STALLED, detail))

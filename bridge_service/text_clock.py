@@ -28,9 +28,9 @@ import time
 from dataclasses import dataclass
 
 from bridge_service.clock_stats import LatenessHistogram
-from bridge_service.config import StopReason
 from bridge_service.connectors.base import ClockTickOut
 from bridge_service.ending import EndRequest
+from bridge_service.lockstep import wait_for_answers
 from bridge_service.session_io import SessionIO
 from bridge_service.session_limits import check_limits, next_deadline_ns
 from bridge_service.session_time import VirtualTime
@@ -95,7 +95,6 @@ class VirtualTextClock:
         self._pending: list[_Pending] = []
         self._order = 0
         self._line_free = {side: 0 for side in _SIDES}
-        self._stalled = False
         self._wall_ns = 0
 
     def stats(self) -> dict[str, object]:
@@ -147,38 +146,9 @@ class VirtualTextClock:
             step += 1
 
     async def _answers(self, step: int) -> bool:
-        io = self.io
-        loop = asyncio.get_running_loop()
-        waited = time.monotonic_ns()
-        timer = loop.call_later(io.plan.settings.inactivity_timeout_s, self._on_stall_timer)
-        try:
-            while True:
-                missing = [side for side in io.live_sides() if io.acked[side] < step]
-                if not missing:
-                    self.answer_wait.add(time.monotonic_ns() - waited)
-                    return True
-                end = io.end_request
-                if end is not None and not end.graceful:
-                    return False
-                if self._stalled:
-                    wait_s = io.plan.settings.inactivity_timeout_s
-                    who = " and ".join(f"the {side} bot" for side in missing)
-                    detail = (
-                        f"{who} answered no step of the virtual clock for {wait_s:g} s of "
-                        f"wall time (step {step}, at {self.time.elapsed_ns() / _NS:.3f} s of "
-                        "session time); a bot on the virtual clock must send ClockAck for "
-                        "every ClockTick"
-                    )
-                    io.request_end(EndRequest(StopReason.CLOCK_STALLED, detail))
-                    return False
-                io.acks_changed.clear()
-                await io.acks_changed.wait()
-        finally:
-            timer.cancel()
-
-    def _on_stall_timer(self) -> None:
-        self._stalled = True
-        self.io.acks_changed.set()
+        return await wait_for_answers(
+            io=self.io, step=step, waits=self.answer_wait, unit="ClockTick"
+        )
 
     async def _take_turns(self, now_ns: int) -> None:
         """Record this step's turns, user first, and schedule each to reach the peer."""

@@ -59,8 +59,8 @@ def check_tiers(settings: RunSettings, pool: PairingPool, run_id: str, *, replay
             continue
         why = pool.unable(side, run_id, modality, clock)
         if why:
-            field = "supports_text" if modality == TEXT and "supports_text" in why else ""
-            option = "options.modality" if field else "options.clock"
+            text = modality == TEXT and "supports_text" in why
+            option = "options.modality" if text else "options.clock"
             raise ValueError(
                 f"{option}: {why}, so none of them can take {wanted}; start {side} bots that "
                 "declare it (vae bot does), or run with --modality audio --clock real"

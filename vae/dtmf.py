@@ -4,8 +4,9 @@ Why in the contract-side package: three parts need the same definition of a
 keypad tone and must agree on it exactly. The bridge *generates* the tones
 it carries to an agent in-band when the caller presses keys
 (``BotEvent.dtmf``); the reference agent *detects* them in what it hears and
-reports the digits; the scorer decodes the audio the bridge delivered
-(``to_agent``) when an agent reported nothing itself. Bots import only
+reports the digits; tests and benchmarks decode the audio the bridge
+delivered (``to_agent``) with it. (The scorer does not: an agent that
+reports no digits is ``unscored``, never judged from the audio.) Bots import only
 ``vae``, services import ``vae``: so it lives here, with no I/O.
 
 Each key is the sum of one low-group and one high-group sine (ITU-T Q.23)::
@@ -36,7 +37,6 @@ row, and ends after two blocks without it.
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 
@@ -45,8 +45,6 @@ HIGH = (1209.0, 1336.0, 1477.0, 1633.0)
 KEYS = ("123A", "456B", "789C", "*0#D")
 #: Every key, in keypad order.
 DIGITS = "".join(KEYS)
-#: A valid string of keys (what ``BotEvent.dtmf.digits`` and a script's ``dtmf`` hold).
-PATTERN = r"^[0-9*#A-D]+$"
 MAX_DIGITS = 64
 DEFAULT_TONE_MS = 100
 DEFAULT_GAP_MS = 100
@@ -72,7 +70,8 @@ def problem(digits: str) -> str:
 
 
 def valid(digits: str) -> bool:
-    return bool(re.fullmatch(PATTERN, digits)) and len(digits) <= MAX_DIGITS
+    """A string of keys (what ``BotEvent.dtmf.digits`` and a script's ``dtmf`` hold)."""
+    return not problem(digits)
 
 
 def frequencies(key: str) -> tuple[float, float]:

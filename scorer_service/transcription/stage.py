@@ -42,7 +42,13 @@ from scorer_service.heard.align import align
 from scorer_service.heard.normalise import words
 from scorer_service.scorers.base import SignalScore
 from scorer_service.transcription.words import ASR_ERROR, SAID_CHANNEL
-from vae.speech.stt import SttConfigError, SttSettings, TranscriptionError, make_transcriber
+from vae.speech.stt import (
+    SttConfigError,
+    SttSettings,
+    Transcriber,
+    TranscriptionError,
+    make_transcriber,
+)
 
 #: Silence kept around each turn sent to the engine.
 PAD_S = 0.2
@@ -67,21 +73,7 @@ class TranscriptionStage:
     def __init__(
         self, settings: TranscriptionSettings, cache_get: CacheGet, cache_put: CachePut
     ) -> None:
-        stt = SttSettings(
-            engine=settings.engine,
-            base_url=settings.base_url,
-            model=settings.model,
-            api_key=settings.api_key,
-            language=settings.language,
-            timeout_s=settings.timeout_s,
-            max_retries=settings.max_retries,
-            backoff_s=settings.backoff_s,
-            concurrency=settings.concurrency,
-        )
-        try:
-            self.engine = make_transcriber(stt)
-        except SttConfigError as exc:
-            raise ConfigError(str(exc)) from exc
+        self.engine = _engine(settings)
         self.settings = settings
         self.describe = self.engine.describe()
         self.stats = StageStats()
@@ -238,16 +230,29 @@ async def describe_stage(settings: TranscriptionSettings) -> dict[str, Any] | No
     """
     if not settings.enabled:
         return None
+    engine = _engine(settings)
+    describe = engine.describe()
+    await engine.close()
+    return describe
 
-    async def no_get(key: str) -> str | None:
-        return None
 
-    async def no_put(key: str, engine: str, describe: dict[str, Any], text: str) -> None:
-        return None
-
-    stage = TranscriptionStage(settings, no_get, no_put)
-    await stage.close()
-    return stage.describe
+def _engine(settings: TranscriptionSettings) -> Transcriber:
+    """The engine ``settings`` name (ConfigError when it cannot be built)."""
+    stt = SttSettings(
+        engine=settings.engine,
+        base_url=settings.base_url,
+        model=settings.model,
+        api_key=settings.api_key,
+        language=settings.language,
+        timeout_s=settings.timeout_s,
+        max_retries=settings.max_retries,
+        backoff_s=settings.backoff_s,
+        concurrency=settings.concurrency,
+    )
+    try:
+        return make_transcriber(stt)
+    except SttConfigError as exc:
+        raise ConfigError(str(exc)) from exc
 
 
 def make_stage(

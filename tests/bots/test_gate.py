@@ -30,12 +30,13 @@ async def test_a_poke_wakes_the_brain_only_when_its_wait_is_over() -> None:
 
 async def test_settle_waits_for_the_brain_to_wait_on_the_line_again() -> None:
     """Real work in between (synthesis, an LLM call) is not a wait on the line."""
-    gate, state, work = Gate(), {"frame": 0}, asyncio.Event()
+    gate, state, work, woke = Gate(), {"frame": 0}, asyncio.Event(), asyncio.Event()
     steps: list[str] = []
 
     async def brain() -> None:
         await gate.until(lambda: state["frame"] >= 1)
         steps.append("woke")
+        woke.set()
         await work.wait()  # not the gate: the clock must wait for it
         steps.append("worked")
         await gate.until(lambda: state["frame"] >= 2, at_ms=1500)
@@ -46,7 +47,7 @@ async def test_settle_waits_for_the_brain_to_wait_on_the_line_again() -> None:
     assert steps == [] and gate.parked
     state["frame"] = 1
     settled = asyncio.create_task(gate.settle())
-    await asyncio.sleep(0.01)
+    await asyncio.wait_for(woke.wait(), 1)  # settle's poke woke the brain; now it works
     assert steps == ["woke"] and not settled.done(), "still working: not settled"
     work.set()
     await asyncio.wait_for(settled, 1)
