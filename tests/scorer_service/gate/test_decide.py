@@ -80,6 +80,12 @@ def test_could_not_decide_wins_over_failed_and_every_check_is_reported(tmp_path:
     assert statuses["max-unscored"] == "undecided" and statuses["min-success"] == "passed"
     strict = gate(db, run, GateSpec(min_success=1.0, max_unscored=0, pass_k={1: 0.5}))
     assert strict.exit_code == 3
+    cut = standard(db, "cut-short")  # a threshold missed on a run that did not complete
+    set_status(db, cut, "failed", "the bridge stopped")
+    both = gate(db, cut, GateSpec(min_success=0.8))
+    statuses = {c.name: c.status for c in both.checks}
+    assert statuses["min-success"] == "failed" and statuses["completed"] == "undecided"
+    assert (both.status, both.exit_code) == ("undecided", 3)
 
 
 def test_no_scoring_a_failed_scoring_an_incomplete_run_and_an_empty_run_cannot_be_decided(
