@@ -59,6 +59,20 @@ def test_a_regression_against_the_baseline_fails_as_vae_compare_counts_it(tmp_pa
     assert _check(tolerated, "max-regressions").status == "passed"
 
 
+def test_a_pass_on_regressions_says_what_could_not_be_compared(tmp_path: Path) -> None:
+    db = tmp_path / "vae.db"
+    judge_gated(db, "base")  # ask is unscored; book passes
+    again = gate(db, judge_gated(db, "again"), GateSpec(baseline="base", max_unscored=1))
+    assert again.exit_code == 0
+    assert _check(again, "max-regressions").message == (
+        "0 regression(s) against baseline base (at most 0); 1 not comparable (unscored)"
+    )
+    other = gate(db, standard(db), GateSpec(baseline="base"))
+    assert _check(other, "max-regressions").message == (
+        "0 regression(s) against baseline base (at most 0); 2 only in the baseline"
+    )
+
+
 def test_unscored_sessions_beyond_the_bound_cannot_be_decided(tmp_path: Path) -> None:
     db = tmp_path / "vae.db"
     run = judge_gated(db)
