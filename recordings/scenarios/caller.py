@@ -163,9 +163,10 @@ def cross_check(
     (:mod:`recordings.scenarios.check`) turns them into file positions.
     """
     problems: list[tuple[str, str]] = []
+    invalid: tuple[str, str] | None = None
+    answers_as: Any = None
     try:  # resolved, so a preset's ``answers_as`` counts as the scenario's own
         answers_as = caller_from_config(side).answers_as
-        invalid = None
     except CallerConfigError as exc:
         answers_as = side.get("answers_as")
         invalid = (f"{role}.{exc.field}", exc.problem)
