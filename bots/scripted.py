@@ -183,12 +183,12 @@ async def play_script(conv: Conversation) -> None:
             return
         await _play(conv, script, None, caller)
         return
-    # The agent keeps hearing (and reporting) after its script ends, until the call
-    # does: its ears are a hook on the lines the bridge forwards (bots.hearing).
-    # The agent's own voice, when the scenario names one.
+    # The agent's own voice, when the scenario names one (behaviours are the caller's only).
     usable, _ = await _caller(conv)
     if not usable:
         return
+    # The agent keeps hearing (and reporting) after its script ends, until the call
+    # does: its ears are a hook on the lines the bridge forwards (bots.hearing).
     ears = HeardReporter(conv)
     await ears.explain_silence()
     await _play(conv, script, ears, None)

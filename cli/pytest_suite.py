@@ -76,6 +76,8 @@ class ScenarioItem(pytest.Item):
         case = self._suite().cases[self.run_name]
         if case.verdict == "failed":
             raise ScenarioFailed(_describe(case, self._suite()))
+        if case.verdict != "passed":  # only a pass passes (setup already raised for unscored)
+            raise ScenarioUndecided(_describe(case, self._suite()))
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> str:
         if isinstance(excinfo.value, ScenarioFailed | ScenarioUndecided):

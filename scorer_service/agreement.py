@@ -68,11 +68,7 @@ class LabelledItem:
 
     @property
     def key(self) -> tuple[str, str]:
-        if self.kind is LabelKind.SIGNAL:
-            return (self.session_id, f"signal:{self.signal}")
-        if self.kind is LabelKind.ASSERTION:
-            return (self.session_id, f"assertion:{self.assertion}")
-        return (self.session_id, "session")
+        return (self.session_id, self.labels[0].item)  # labels share the item they were grouped by
 
     @property
     def name(self) -> str:

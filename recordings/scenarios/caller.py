@@ -163,15 +163,18 @@ def cross_check(
     (:mod:`recordings.scenarios.check`) turns them into file positions.
     """
     problems: list[tuple[str, str]] = []
-    if role == "user" and side.get("answers_as") == "voicemail" and first_speaker != "user":
+    invalid: tuple[str, str] | None = None
+    answers_as: Any = None
+    try:  # resolved, so a preset's ``answers_as`` counts as the scenario's own
+        answers_as = caller_from_config(side).answers_as
+    except CallerConfigError as exc:
+        answers_as = side.get("answers_as")
+        invalid = (f"{role}.{exc.field}", exc.problem)
+    if role == "user" and answers_as == "voicemail" and first_speaker != "user":
         problems.append(("first_speaker", "a voicemail answers the call: set "
                          "`first_speaker: user` (the agent waits for the beep)"))  # fmt: skip
     if role != "user":
         for key in ("behaviour", "answers_as", "voicemail"):
             if side.get(key) is not None:
                 problems.append((f"{role}.{key}", "only the caller (`user`) has this"))
-    try:
-        caller_from_config(side)
-    except CallerConfigError as exc:
-        problems.append((f"{role}.{exc.field}", exc.problem))
-    return problems
+    return problems if invalid is None else [*problems, invalid]

@@ -146,6 +146,11 @@ def regressions(cmp: RunComparison, allowed: int) -> Check:
     found = cmp.regressions
     names = ", ".join(s.scenario for s in found[:10]) + (" …" if len(found) > 10 else "")
     text = f"{len(found)} regression(s) against baseline {cmp.run_a} (at most {allowed})"
+    n = cmp.counts()
+    unknown = [f"{n['unscored']} not comparable (unscored)"] if n["unscored"] else []
+    unknown += [f"{n['only_a']} only in the baseline"] if n["only_a"] else []
+    if unknown:  # scenarios no regression could be counted on: say so, even on a pass
+        text += f"; {', '.join(unknown)}"
     if len(found) <= allowed:
         return Check(name, PASSED, text, allowed, len(found))
     over = len(found) - allowed

@@ -100,11 +100,11 @@ def _testcase(suite: ET.Element, case: Case) -> None:
     if case.verdict == "failed":
         kind = next((s.signal for s in case.signals if s.gating), "failed")
         _el(el, "failure", _body(case), message=_one_line(case.reason or "failed"), type=kind)
-    elif case.verdict == "unscored":
-        why = _one_line(f"unscored: {case.reason or ', '.join(case.causes)}")
-        _el(el, "error", _body(case), message=why, type="unscored")
     elif case.verdict == "not_applicable":
         _el(el, "skipped", message="not applicable: no success signal of this scenario applies")
+    elif case.verdict != "passed":  # unscored (or any verdict that is not a pass): an error
+        why = _one_line(f"{case.verdict}: {case.reason or ', '.join(case.causes)}")
+        _el(el, "error", _body(case), message=why, type=case.verdict)
     said = _said(case)
     if said:
         _el(el, "system-out", said)

@@ -103,10 +103,14 @@ async def test_the_caller_speaks_spanish_and_german_and_the_session_names_the_vo
     assert any(
         "user voice: espeak de (de-DE)" in m for m in logs(bridge.db_path, de_sid, Side.USER)
     )
-    for sid, words in ((es_sid, "Es sobre mi maleta."), (de_sid, "Es geht um mein Gepäck.")):
+    for name, words in (
+        ("caller_es", "Es sobre mi maleta."),
+        ("caller_de", "Es geht um mein Gepäck."),
+    ):
+        sid = by_name[name].session_id
         said = [t["text"] for t in spoken(bridge.db_path, sid, Side.USER)]
         assert said[-1] == words
-        assert by_name["caller_es"].stop_reason == "end_tool"
+        assert by_name[name].stop_reason == "end_tool"
         # Real speech reached the agent: the caller's two lines are voiced on to_agent.
         assert len(voiced_spans(bridge.db_path, sid, Channel.TO_AGENT)) >= 2
 

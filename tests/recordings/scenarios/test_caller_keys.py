@@ -68,6 +68,7 @@ def test_bad_values_are_refused_at_their_field() -> None:
         "user.preset", "unknown caller preset 'maria'; did you mean 'maria-es'?")  # fmt: skip
     assert problems({"answers_as": "robot"})[0][0] == "user.answers_as"
     assert problems({"answers_as": "voicemail"})[0][0] == "first_speaker"
+    assert problems({"preset": "office-voicemail"})[0][0] == "first_speaker"  # a preset's too
     assert problems({"voicemail": {"expect": "hang_up"}}, first_speaker="user") == [
         ("user.voicemail", "needs `answers_as: voicemail`")]  # fmt: skip
     agent = check({"name": "x", "agent": {"behaviour": {"hesitation_rate": 0.2}}})
@@ -104,8 +105,9 @@ def test_a_preset_is_merged_under_the_scenarios_own_keys() -> None:
     assert settings.voice.language == "de-DE" and settings.voice.voice == "f4"
     assert settings.voice.rate_wpm == 140 and settings.voice.espeak_name == "de+f4"
     assert settings.behaviour.pause_before_answer_s == (0.5, 1.2)
-    for name in PRESETS:  # every preset resolves
+    for name in PRESETS:  # every preset resolves and passes `vae validate`
         assert caller_from_config({"preset": name}).preset == name
+        assert problems({"preset": name}, first_speaker="user") == [], name
     with pytest.raises(CallerConfigError) as err:
         caller_from_config({"behaviour": {"silences": [{"turn": 0, "seconds": 3}]}})
     assert err.value.field == "behaviour.silences[0].turn"

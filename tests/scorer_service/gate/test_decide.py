@@ -59,6 +59,20 @@ def test_a_regression_against_the_baseline_fails_as_vae_compare_counts_it(tmp_pa
     assert _check(tolerated, "max-regressions").status == "passed"
 
 
+def test_a_pass_on_regressions_says_what_could_not_be_compared(tmp_path: Path) -> None:
+    db = tmp_path / "vae.db"
+    judge_gated(db, "base")  # ask is unscored; book passes
+    again = gate(db, judge_gated(db, "again"), GateSpec(baseline="base", max_unscored=1))
+    assert again.exit_code == 0
+    assert _check(again, "max-regressions").message == (
+        "0 regression(s) against baseline base (at most 0); 1 not comparable (unscored)"
+    )
+    other = gate(db, standard(db), GateSpec(baseline="base"))
+    assert _check(other, "max-regressions").message == (
+        "0 regression(s) against baseline base (at most 0); 2 only in the baseline"
+    )
+
+
 def test_unscored_sessions_beyond_the_bound_cannot_be_decided(tmp_path: Path) -> None:
     db = tmp_path / "vae.db"
     run = judge_gated(db)
@@ -80,6 +94,12 @@ def test_could_not_decide_wins_over_failed_and_every_check_is_reported(tmp_path:
     assert statuses["max-unscored"] == "undecided" and statuses["min-success"] == "passed"
     strict = gate(db, run, GateSpec(min_success=1.0, max_unscored=0, pass_k={1: 0.5}))
     assert strict.exit_code == 3
+    cut = standard(db, "cut-short")  # a threshold missed on a run that did not complete
+    set_status(db, cut, "failed", "the bridge stopped")
+    both = gate(db, cut, GateSpec(min_success=0.8))
+    statuses = {c.name: c.status for c in both.checks}
+    assert statuses["min-success"] == "failed" and statuses["completed"] == "undecided"
+    assert (both.status, both.exit_code) == ("undecided", 3)
 
 
 def test_no_scoring_a_failed_scoring_an_incomplete_run_and_an_empty_run_cannot_be_decided(

@@ -120,3 +120,13 @@ def test_hostile_bot_text_keeps_the_xml_well_formed(tmp_path: Path) -> None:
     assert weird.name == "odd\\ud800"
     assert weird.result[0].message == "unscored: judge said \\ud800 ]]>"
     assert xml_text("a\ud800b\x1fc\ufffed\t\n") == "a\\ud800b\\u001fc\\ufffed\t\n"
+
+
+def test_only_a_passed_verdict_is_a_passing_test_case(tmp_path: Path) -> None:
+    db = tmp_path / "vae.db"
+    result = gate(db, standard(db), GateSpec())
+    odd = Case("odd", "odd", 0, "restaurant", "s", "mystery", reason="no verdict we know")
+    suites = _parse(write_junit(replace(result, cases=[odd]), tmp_path / "odd.xml"))
+    (case,) = list(suites["restaurant"])
+    (error,) = case.result
+    assert isinstance(error, Error) and error.message == "mystery: no verdict we know"
