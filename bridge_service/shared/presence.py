@@ -55,6 +55,8 @@ class Presence:
         #: Beats begun, and the number of the beat ``owned`` comes from.
         self.begun = 0
         self.current = 0
+        #: Why the beats stopped before the bridge did (a follower must not wait on).
+        self.failure: BaseException | None = None
         self._beaten = asyncio.Event()
 
     def alive(self, bridge_id: str) -> bool:
@@ -89,6 +91,11 @@ class Presence:
         beaten, self._beaten = self._beaten, asyncio.Event()
         beaten.set()
         return beat
+
+    def stopped(self, failure: BaseException) -> None:
+        """The beats stopped for good: wake every waiter, which reads ``failure``."""
+        self.failure = failure
+        self._beaten.set()
 
     async def next_beat(self, timeout_s: float) -> None:
         """Wait for the next beat to be read (at most ``timeout_s``)."""
