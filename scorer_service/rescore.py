@@ -164,6 +164,13 @@ async def _run(
 
     try:
         stats = await runner.run(job, plan.sessions, writer, emit)
+        # A runner that handed back fewer sessions than planned never judged the rest:
+        # the scoring fails rather than reading complete without them.
+        missing = {s.session_id for s, _ in plan.sessions} - {o.session_id for o in outcomes}
+        if missing:
+            raise RuntimeError(
+                f"no scores came back for {len(missing)} session(s): {', '.join(sorted(missing))}"
+            )
         # Every score is committed before the scoring says ``complete``, and that
         # status itself before it counts: a store failing at either point takes the
         # ``failed`` branch (a ``complete`` is never salvaged: recordings.writer_faults).

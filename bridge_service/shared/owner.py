@@ -134,6 +134,9 @@ class Owner:
         deadline = loop.time() + plan.settings.pairing_timeout_s
         served, started, asked_sent = plan, False, False
         while True:
+            if presence.failure is not None:
+                # No more beats: nothing would ever change what this loop reads.
+                raise presence.failure
             view = presence.owned.get(sid) if presence.current > after else None
             state = view.state if view is not None else ""
             if attempt.asked is not None and not asked_sent:

@@ -10,7 +10,11 @@ transaction that reads what it needs (its jobs' states, the end requests for
 sessions it serves). A watcher notes when each other bridge's counter last
 *changed*, on the watcher's monotonic clock, so machines' clocks need not
 agree; a counter unchanged for ``lease_s`` (or a row removed by a clean
-stop) means that bridge is gone, and its row is deleted.
+stop) means that bridge is gone, and its row is deleted. "Unchanged for"
+is measured up to this bridge's latest *reading* of the table, not up to
+now: a watcher that was itself paused (a stalled event loop, a frozen
+process) has not watched meanwhile, and must not take every other bridge
+for dead the moment it resumes.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ class Presence:
         #: Unique per process run: a restarted bridge on the same pid is another bridge.
         self.bridge_id = f"{identity.host}:{identity.pid}:{secrets.token_hex(4)}"
         self._seen: dict[str, tuple[int, float]] = {}
+        #: When the beats were last read (monotonic): the end of what this bridge watched.
+        self._read_at = 0.0
         #: Bridges this one judged dead -> how long their beat had stood still.
         self.judged_dead: dict[str, float] = {}
         #: This bridge's jobs as owner, as of the last beat.
@@ -55,20 +61,22 @@ class Presence:
         #: Beats begun, and the number of the beat ``owned`` comes from.
         self.begun = 0
         self.current = 0
+        #: Why the beats stopped before the bridge did (a follower must not wait on).
+        self.failure: BaseException | None = None
         self._beaten = asyncio.Event()
 
     def alive(self, bridge_id: str) -> bool:
         if bridge_id == self.bridge_id:
             return True
         seen = self._seen.get(bridge_id)
-        return seen is not None and time.monotonic() - seen[1] <= self.lease_s
+        return seen is not None and self._read_at - seen[1] <= self.lease_s
 
     def silent_for(self, bridge_id: str) -> float:
         """Seconds since ``bridge_id``'s beat last moved (inf: it left cleanly)."""
         seen = self._seen.get(bridge_id)
         if seen is None:
             return self.judged_dead.get(bridge_id, float("inf"))
-        return time.monotonic() - seen[1]
+        return self._read_at - seen[1]
 
     async def beat_once(self) -> Beat:
         """Beat, forget the dead, and learn this bridge's jobs and end requests."""
@@ -78,7 +86,7 @@ class Presence:
         for bridge_id in dead:
             self.judged_dead[bridge_id] = self.silent_for(bridge_id)
         beat = await session_jobs.beat(self.writer, self.bridge_id, self.identity.to_dict(), dead)
-        now = time.monotonic()
+        now = self._read_at = time.monotonic()
         for bridge_id, count in beat.beats.items():
             seen = self._seen.get(bridge_id)
             if seen is None or seen[0] != count:
@@ -89,6 +97,11 @@ class Presence:
         beaten, self._beaten = self._beaten, asyncio.Event()
         beaten.set()
         return beat
+
+    def stopped(self, failure: BaseException) -> None:
+        """The beats stopped for good: wake every waiter, which reads ``failure``."""
+        self.failure = failure
+        self._beaten.set()
 
     async def next_beat(self, timeout_s: float) -> None:
         """Wait for the next beat to be read (at most ``timeout_s``)."""

@@ -67,8 +67,18 @@ class SharedRuns:
         except* StoreError as group:  # the writer failed: end what is served here
             why = f"storage failed: {group.exceptions[0]}"
             log.error("shared runs stopped: %s", why)
-            for session in list(self.taker.live.values()):
-                session.request_end(StopReason.STORAGE_ERROR, why)
+            self._end_served(StopReason.STORAGE_ERROR, why, group.exceptions[0])
+        except* Exception as group:  # a bug: never a bridge that silently stopped beating
+            error = group.exceptions[0]
+            log.error("shared runs stopped: the bridge failed", exc_info=error)
+            why = f"the bridge failed: {type(error).__name__}: {error}"
+            self._end_served(StopReason.BRIDGE_ERROR, why, error)
+
+    def _end_served(self, reason: StopReason, why: str, error: BaseException) -> None:
+        """End what is served here; this bridge's own queued attempts stop waiting."""
+        for session in list(self.taker.live.values()):
+            session.request_end(reason, why)
+        self.presence.stopped(error)
 
     async def _beat(self) -> None:
         while not self._stop_beating.is_set():

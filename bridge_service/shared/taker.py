@@ -111,6 +111,13 @@ class Taker:
                 except RunCancelled:  # ended before it started (at a worker): say so
                     detail = "ended before it started"
                     await record_unrun_row(self.executor.writer, plan, StopReason.CANCELLED, detail)
+                except StoreError:
+                    raise
+                except Exception:
+                    # Still marked done below: left claimed by this live bridge, its owner
+                    # would wait for it forever. The owner records what was recorded here,
+                    # else ends it ``bridge_lost``, and retries it.
+                    log.exception("%s: serving it failed", job.session_id)
             writer, me = self.executor.writer, self.presence.bridge_id
             if not await session_jobs.finish(writer, job.session_id, me):
                 # Its owner gave it up (this bridge was silent past the lease) and retries
@@ -118,10 +125,11 @@ class Taker:
                 why = "given up by the run's bridge (this bridge was silent past the lease)"
                 log.warning("%s: %s; recorded here as superseded", job.session_id, why)
                 await writer.mark_superseded(job.session_id, why)
-        except StoreError:
-            pass  # the store failed: the owner gives the job up once this bridge stops beating
+        except StoreError as exc:
+            # The store failed: the owner gives the job up once this bridge stops beating.
+            log.error("%s: storage failed serving it: %s", job.session_id, exc)
         except Exception:
-            log.exception("%s: serving it failed", job.session_id)
+            log.exception("%s: ending the job failed", job.session_id)
         finally:
             self.serving.pop(job.session_id, None)
 

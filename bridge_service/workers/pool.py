@@ -84,7 +84,9 @@ class WorkerPool:
                 fresh = WorkerProcess(worker.index, self.launch)
                 try:
                     await fresh.start()
-                except WorkerStartError as exc:
+                except (WorkerStartError, OSError) as exc:
+                    # OSError: the process could not even be created (EMFILE, ENOMEM…);
+                    # raised here it would end the supervision of every worker unseen.
                     log.error("restarting %s failed: %s", worker.label, exc)
                     backoff = min(backoff * 2, MAX_BACKOFF_S)
                     continue

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import grpc
@@ -105,28 +106,45 @@ class WorkerControl(worker_pb2_grpc.BridgeWorkerServicer):
                 if message.WhichOneof("message") == "end":
                     ends.request(*end_from_pb(message.end))
 
+        async def watch_storage() -> None:
+            # As the front door's run manager does: a failed store ends the session now.
+            await self.writer.failed.wait()
+            why = f"storage failed at {self.identity.label}: {self.writer.failure}"
+            ends.request(StopReason.STORAGE_ERROR, why)
+
         attempt = asyncio.ensure_future(
             serve_attempt(plan, self.desk, arrival, self.writer, ends, started)
         )
-        reader = asyncio.ensure_future(read_ends())
+        helpers = [asyncio.ensure_future(read_ends()), asyncio.ensure_future(watch_storage())]
+
+        async def stop_helpers() -> None:
+            for helper in helpers:
+                helper.cancel()
+            await asyncio.gather(*helpers, return_exceptions=True)
+
         try:
             result = await asyncio.shield(attempt)
         except asyncio.CancelledError:
             # The front door went away: end the session gracefully and record it.
             ends.request(StopReason.SHUTDOWN, "the bridge's front door went away")
-            reader.cancel()
-            await asyncio.gather(attempt, reader, return_exceptions=True)
+            await asyncio.gather(attempt, stop_helpers(), return_exceptions=True)
             raise
         except Exception as exc:
-            reader.cancel()
-            await asyncio.gather(reader, return_exceptions=True)
+            await stop_helpers()
             await internal_error(context, log, "RunSession", exc)
             return
-        reader.cancel()
-        await asyncio.gather(reader, return_exceptions=True)
+        await stop_helpers()
         # Committed before the front door hears of it: it reads the store right after.
-        with contextlib.suppress(StoreError):
+        try:
             await self.writer.flush()
+        except StoreError as exc:
+            # What the session recorded here may be lost: never report it as it ended.
+            why = f"storage failed at {self.identity.label}: {exc}"
+            log.error("%s: %s", plan.session_id, why)
+            if result is not None:
+                result = replace(
+                    result, stop_reason=StopReason.STORAGE_ERROR, detail=why, clean_exit=False
+                )
         await context.write(ended_pb(result))
 
 

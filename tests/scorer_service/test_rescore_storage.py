@@ -9,6 +9,7 @@ run's current scoring with its scores missing).
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from recordings.errors import StorageError
 from recordings.writer import open_writer
 from scorer_service.config import ScoringConfig
 from scorer_service.rescore import rescore
+from scorer_service.session_work import Emit, Planned, ScoringJob, WorkStats, open_worker
 from tests.factories import RunInfo
 
 NO_AUDIO = ["action_match", "db_state_match", "db_state_assertion", "clean_exit"]
@@ -45,3 +47,29 @@ async def test_scores_lost_to_storage_make_the_scoring_failed(
     conn.close()
     assert len(rows) == 1, rows
     assert rows[0][1] == "failed", rows
+
+
+class DroppingRunner:
+    """A runner that hands back every session but the last (as a broken runner might)."""
+
+    async def prepare(self) -> None:
+        return None
+
+    async def run(
+        self, job: ScoringJob, sessions: Sequence[Planned], writer: object, emit: Emit
+    ) -> WorkStats:
+        async with open_worker(job, 1) as worker:
+            for session, scenario in sessions[:-1]:
+                await emit(await worker.score(session, scenario))
+            return worker.stats
+
+
+async def test_sessions_a_runner_never_handed_back_make_the_scoring_failed(
+    db_path: Path, recorded_run: RunInfo
+) -> None:
+    with pytest.raises(RuntimeError, match="no scores came back for 1 session"):
+        await rescore(db_path, "2024", ScoringConfig(scorers=NO_AUDIO), runner=DroppingRunner())
+    conn = sqlite3.connect(db_path)
+    rows = conn.execute("SELECT status FROM scorings").fetchall()
+    conn.close()
+    assert rows == [("failed",)], rows
