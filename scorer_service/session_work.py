@@ -24,9 +24,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from recordings.errors import StorageError
 from recordings.models import ScoreRecord, SessionRecord, Verdict
@@ -43,6 +44,8 @@ from scorer_service.scorers.base import Scorer, SignalScore
 from scorer_service.session_passes import finish
 from scorer_service.transcription.stage import CHANNELS, TranscriptionStage, make_stage
 from scorer_service.transcription.words import rebuild_conversation
+
+T = TypeVar("T")
 
 log = logging.getLogger("vae.scorer.rescore")
 
@@ -137,6 +140,7 @@ class SessionWorker:
         self,
         job: ScoringJob,
         pool: asyncio.Queue[RecordingReader],
+        readers: _Readers,
         writer: RecordingWriter,
         scorers: list[Scorer],
         judge: JudgeClient | None,
@@ -145,6 +149,7 @@ class SessionWorker:
         self.job = job
         self.stage = stage
         self.pool = pool
+        self.readers = readers
         self.writer = writer
         self.scorers = scorers
         self.judge = judge
@@ -162,7 +167,8 @@ class SessionWorker:
         job = self.job
         reader = await self.pool.get()
         try:
-            ctx = await asyncio.to_thread(
+            ctx = await self.readers.call(
+                reader,
                 load_context,
                 reader,
                 session,
@@ -205,31 +211,66 @@ class SessionWorker:
                 tg.create_task(one(session, scenario))
 
 
+class _Readers:
+    """The worker's reader connections, each used by one thread at a time.
+
+    A scoring that is cancelled (a failing session cancels its siblings) stops
+    awaiting its thread, but the thread runs on: closing its SQLite connection
+    under it crashed the process (a segfault in ``load_context``). Every call
+    on a reader runs under that reader's lock, and closing takes the lock, so
+    a connection is closed only once its last call has returned.
+    """
+
+    def __init__(self) -> None:
+        self.opened: list[RecordingReader] = []
+        self._locks: dict[int, threading.Lock] = {}
+
+    async def open(self, locator: str) -> RecordingReader:
+        reader = await asyncio.to_thread(RecordingReader, locator)
+        self._locks[id(reader)] = threading.Lock()
+        self.opened.append(reader)
+        return reader
+
+    async def call(self, reader: RecordingReader, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
+        lock = self._locks[id(reader)]
+
+        def locked() -> T:
+            with lock:
+                return fn(*args, **kw)
+
+        return await asyncio.to_thread(locked)
+
+    def close(self) -> None:
+        for reader in self.opened:
+            with self._locks[id(reader)]:  # waits for a call still running in its thread
+                reader.close()
+
+
 @contextlib.asynccontextmanager
-async def _readers(locator: str, n: int) -> AsyncIterator[list[RecordingReader]]:
-    opened: list[RecordingReader] = []
+async def _readers(locator: str, n: int) -> AsyncIterator[_Readers]:
+    readers = _Readers()
     try:
         for _ in range(n):
-            opened.append(await asyncio.to_thread(RecordingReader, locator))
-        yield opened
+            await readers.open(locator)
+        yield readers
     finally:
-        for r in opened:
-            r.close()
+        readers.close()
 
 
 @contextlib.asynccontextmanager
 async def open_worker(job: ScoringJob, concurrency: int) -> AsyncIterator[SessionWorker]:
     """Readers, this process's writer, the judge (cache in the store) and the scorers."""
     async with _readers(job.locator, concurrency + 1) as readers:
-        cache_reader, *rest = readers
+        cache_reader, *rest = readers.opened
         pool: asyncio.Queue[RecordingReader] = asyncio.Queue()
         for r in rest:
             pool.put_nowait(r)
-        cache_lock = asyncio.Lock()
 
         async def cache_get(key: str) -> Any:
-            async with cache_lock:
-                return await asyncio.to_thread(cache_reader.judge_cache_get, key)
+            return await readers.call(cache_reader, cache_reader.judge_cache_get, key)
+
+        async def transcription_get(key: str) -> str | None:
+            return await readers.call(cache_reader, cache_reader.transcription_cache_get, key)
 
         async with open_writer(job.locator) as writer:
 
@@ -240,10 +281,10 @@ async def open_worker(job: ScoringJob, concurrency: int) -> AsyncIterator[Sessio
 
             settings = job.config.judge
             judge = JudgeClient(settings, cache_get, cache_put) if settings.enabled else None
-            stage = make_stage(job.config.transcription, cache_reader, writer, cache_lock)
+            stage = make_stage(job.config.transcription, transcription_get, writer)
             try:
                 scorers = build_scorers(job.config, judge)
-                yield SessionWorker(job, pool, writer, scorers, judge, stage)
+                yield SessionWorker(job, pool, readers, writer, scorers, judge, stage)
             finally:
                 if judge is not None:
                     await judge.close()

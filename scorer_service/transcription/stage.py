@@ -32,7 +32,6 @@ from typing import Any
 import numpy as np
 
 from recordings.models import Channel, TranscriptRecord, Verdict
-from recordings.reader import RecordingReader
 from recordings.vad import spurts
 from recordings.writer import RecordingWriter
 from scorer_service import signals
@@ -257,19 +256,18 @@ def _engine(settings: TranscriptionSettings) -> Transcriber:
 
 def make_stage(
     settings: TranscriptionSettings,
-    reader: RecordingReader,
+    cache_get: Callable[[str], Awaitable[str | None]],
     writer: RecordingWriter,
-    lock: asyncio.Lock,
 ) -> TranscriptionStage | None:
-    """The stage ``settings`` ask for (None: no ``--transcribe``), cached in the store."""
+    """The stage ``settings`` ask for (None: no ``--transcribe``), cached in the store.
+
+    ``cache_get`` looks a key up in the store's transcription cache (the
+    caller owns the reader it reads with); answers are written by ``writer``.
+    """
     if not settings.enabled:
         return None
-
-    async def get(key: str) -> str | None:
-        async with lock:  # one reader connection, shared with the judge's cache
-            return await asyncio.to_thread(reader.transcription_cache_get, key)
 
     async def put(key: str, engine: str, describe: dict[str, Any], text: str) -> None:
         await writer.put_transcription_cache(key, engine, describe, text)
 
-    return TranscriptionStage(settings, get, put)
+    return TranscriptionStage(settings, cache_get, put)
