@@ -31,12 +31,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cli.demo_run import run_demo
-from recordings.reader import RecordingReader
-from recordings.vad import spurts
-from scorer_service.config import ScoringConfig, TranscriptionSettings
-from scorer_service.rescore import rescore
-from scorer_service.transcription.stage import PAD_S
+from vae.cli.demo.demo_run import run_demo
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.vad import spurts
+from vae.scorer_service.config import ScoringConfig, TranscriptionSettings
+from vae.scorer_service.scoring.rescore import rescore
+from vae.scorer_service.transcription.stage import PAD_S
 from vae.speech.stt import SPHINX_RATE, to_rate
 
 

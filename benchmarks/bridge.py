@@ -104,7 +104,7 @@ async def start_bridge(
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         *wrap,
-        "cli.main",
+        "vae.cli.main",
         "bridge",
         "serve",
         "--address",

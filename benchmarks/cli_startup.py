@@ -1,7 +1,7 @@
 """CLI start-up: ``vae --help`` and every subcommand's ``--help`` against ``python -c pass``.
 
 The budget is under 0.3 s for each on the reference 2-core machine. Each
-command runs in a fresh interpreter (``python -m cli.main ...``, the code of
+command runs in a fresh interpreter (``python -m vae.cli.main ...``, the code of
 ``--root``), ``--repeat`` times; the median wall time is printed beside the
 baseline, an interpreter that does nothing, measured in the same run. The
 machine may be shared, so figures are noisy: compare medians, rerun when in
@@ -94,7 +94,7 @@ def main() -> None:
     )
     worst = 0.0
     for command in commands:
-        argv = [sys.executable, "-m", "cli.main", *command, "--help"]
+        argv = [sys.executable, "-m", "vae.cli.main", *command, "--help"]
         measured = timed(argv, env, root, repeat)
         label = "vae " + " ".join([*command, "--help"])
         if measured is None:

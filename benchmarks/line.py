@@ -4,12 +4,12 @@
     python benchmarks/line.py --quick    # 20 s
     python benchmarks/line.py --json
 
-What a session pays for ``user.line`` (``bridge_service/line.py``) on the
+What a session pays for ``user.line`` (``bridge_service/audio/line.py``) on the
 bridge's per-frame path, against the baseline measured in the same run: the
 scenario's noise alone (``NoiseSource.add_to``, what every noisy session
 already pays). Cases: the baseline; ``packet_loss`` with bursts and jitter
 (numpy only); ``mulaw8k`` (two streaming soxr resamplers and mu-law per frame);
-everything at once. Then the reference agent's keypad ear (``bots/keypad.py``:
+everything at once. Then the reference agent's keypad ear (``bots/brains/keypad.py``:
 the Goertzel detector over every frame it hears). Printed as CPU microseconds
 per session-second and as a ratio to the baseline, never asserted; ``--json``
 prints one JSON document to stdout.
@@ -25,11 +25,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bridge_service.line import LineTransform
-from bridge_service.noise import NoiseSource
-from recordings.scenarios.line import LineConditions
-from recordings.scenarios.model import NoiseConfig
 from vae import dtmf
+from vae.bridge_service.audio.line import LineTransform
+from vae.bridge_service.audio.noise import NoiseSource
+from vae.recordings.scenarios.line import LineConditions
+from vae.recordings.scenarios.model import NoiseConfig
 
 RATE = 16000
 FRAME = RATE * 16 // 1000

@@ -11,7 +11,7 @@ reference agent, and measures per user turn:
    agent's end of speech (or onset, for a barge-in) on the delivered line,
    against the cue it was given (recorded gap, floored by the gate silence);
 3. **gate, re-measured**: the replayed run cut again from its own recording
-   (``recordings.replay_script``, the bridge clock) against the recording's
+   (``vae.recordings.read.replay_script``, the bridge clock) against the recording's
    cut: the gap after the agent's end of speech, or the barge-in offset.
 
 Usage: ``python benchmarks/replay.py [--suite examples/suite] [--concurrency 2] [--quick]``
@@ -35,10 +35,6 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bridge_service.config import BridgeSettings
-from bridge_service.server import BridgeServer
-from recordings.reader import RecordingReader
-from recordings.replay_script import Gate, load_script
 from tests.bridge_service.replay.helpers import (
     placed_turns,
     record,
@@ -46,6 +42,10 @@ from tests.bridge_service.replay.helpers import (
     sent_stream,
     session_of,
 )
+from vae.bridge_service.config import BridgeSettings
+from vae.bridge_service.server import BridgeServer
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.read.replay_script import Gate, load_script
 
 GATE_S = 0.5
 

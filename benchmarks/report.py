@@ -25,10 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from recordings.reader import RecordingReader
-from scorer_service.report import report_data
-from scorer_service.report.html import render
 from tests.scorer_service.report.runs import make_large_run
+from vae.recordings.read.reader import RecordingReader
+from vae.scorer_service.report import report_data
+from vae.scorer_service.report.html import render
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--no-first-run", "--disable-sync"]  # fmt: skip

@@ -29,11 +29,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from recordings.models import Channel
-from recordings.reader import RecordingReader
-from scorer_service.config import JudgeSettings, ScoringConfig
-from scorer_service.rescore import rescore
 from tests.factories import SessionSpec, ToolCallSpec, Turn, scenario, write_run
+from vae.recordings.models import Channel
+from vae.recordings.read.reader import RecordingReader
+from vae.scorer_service.config import JudgeSettings, ScoringConfig
+from vae.scorer_service.scoring.rescore import rescore
 
 
 class _Judge:

@@ -54,10 +54,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scorer_service.config import JudgeSettings, ScoringConfig
-from scorer_service.rescore import rescore
-from scorer_service.session_work import SessionRunner
 from tests.factories import SessionSpec, ToolCallSpec, conversation, scenario, write_run
+from vae.scorer_service.config import JudgeSettings, ScoringConfig
+from vae.scorer_service.scoring.rescore import rescore
+from vae.scorer_service.scoring.session_work import SessionRunner
 
 
 class SlowJudge:
@@ -144,8 +144,8 @@ def row(label: str, n: int, took: float, base: float | None) -> None:
 
 
 async def rescore_part(args: argparse.Namespace) -> None:
-    from scorer_service.ray_connect import connect
-    from scorer_service.ray_runner import RayRunner
+    from vae.scorer_service.ray_scoring.connect import connect
+    from vae.scorer_service.ray_scoring.runner import RayRunner
 
     n = args.sessions
     print(f"== rescore: {n} sessions of {args.seconds:.0f} s, judge {args.judge_ms} ms per call")
@@ -220,7 +220,7 @@ async def bridge_part(args: argparse.Namespace) -> None:
 
 async def store_part(args: argparse.Namespace) -> None:
     from benchmarks import store
-    from recordings.connection import open_store
+    from vae.recordings.backends.connection import open_store
 
     rows = args.rows
     segments = store._segments(max(rows // 50, 1))

@@ -1,7 +1,7 @@
 """Store write cost: the batched single writer against one awaited statement per row,
 on SQLite and on PostgreSQL.
 
-For each back end, two loads go through ``recordings.writer.RecordingWriter``
+For each back end, two loads go through ``vae.recordings.write.writer.RecordingWriter``
 (batched ``executemany`` per flush, one transaction per batch) and, as the
 baseline measured in the same run, through one awaited INSERT + COMMIT per
 row on a plain connection of the same driver (aiosqlite, psycopg) — the
@@ -35,10 +35,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from recordings.audio import SegmentBuilder
-from recordings.connection import open_store
-from recordings.locator import Locator, locate
-from recordings.models import (
+from vae.recordings.audio import SegmentBuilder
+from vae.recordings.backends.connection import open_store
+from vae.recordings.backends.locator import Locator, locate
+from vae.recordings.models import (
     Channel,
     EventKind,
     EventRecord,
@@ -48,7 +48,7 @@ from recordings.models import (
     SessionStatus,
     Side,
 )
-from recordings.writer import open_writer
+from vae.recordings.write.writer import open_writer
 
 RATE = 16000
 SECOND = b"\x01\x00" * RATE  # one second of 16 kHz PCM16
@@ -125,7 +125,7 @@ class _PerRow:
 
     async def insert(self, sql: str, row: tuple[Any, ...]) -> None:
         if self.store.is_postgres:
-            from recordings.dialect import POSTGRES
+            from vae.recordings.backends.dialect import POSTGRES
 
             await self.conn.execute("BEGIN")
             await self.conn.execute(POSTGRES.translate(sql), row)

@@ -52,16 +52,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bots.runner import BotConfig, run_bots  # noqa: E402
-from bots.scripted import play_script  # noqa: E402
-from bots.speech import default_synthesiser  # noqa: E402
-from bridge_service.config import BridgeSettings  # noqa: E402
-from bridge_service.server import BridgeServer  # noqa: E402
-from cli.demo_run import _run_options  # noqa: E402
-from cli.run_request import set_tier  # noqa: E402
-from recordings.models import Side  # noqa: E402
-from recordings.reader import RecordingReader  # noqa: E402
+from vae.bots.brains.scripted import play_script  # noqa: E402
+from vae.bots.runner import BotConfig, run_bots  # noqa: E402
+from vae.bots.sound.speech import default_synthesiser  # noqa: E402
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc  # noqa: E402
+from vae.bridge_service.config import BridgeSettings  # noqa: E402
+from vae.bridge_service.server import BridgeServer  # noqa: E402
+from vae.cli.demo.demo_run import _run_options  # noqa: E402
+from vae.cli.runs.run_request import set_tier  # noqa: E402
+from vae.recordings.models import Side  # noqa: E402
+from vae.recordings.read.reader import RecordingReader  # noqa: E402
 
 SUITE = ROOT / "examples" / "suite"
 TIERS = ("audio/real", "audio/virtual", "text/virtual", "text/real")
@@ -111,7 +111,7 @@ async def bots(
             await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "cli.main",
+                "vae.cli.main",
                 *args,
                 "--log-level",
                 "warning",

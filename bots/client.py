@@ -11,7 +11,7 @@ final state sent in chunks.
 The reference bots declare at Join that they take text sessions and follow
 the virtual clock (docs/contract.md). What a session's modality and clock
 change — how a frame, a text turn or a tick is played, and the answers to
-the virtual clock's steps — is :class:`bots.line.Line`.
+the virtual clock's steps — is :class:`vae.bots.line.Line`.
 Given a way to reach a worker (``redirect_to``), the stream says at Join that
 it follows redirects: a bridge started with ``--workers N`` may then answer
 ``Redirect`` instead of ``SessionStart``, and the bot opens a new stream at
@@ -29,12 +29,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bots.conversation import Conversation, SessionInfo
-from bots.gate import Gate
-from bots.line import Line
-from bots.listening import ListenSettings, PeerListener, PeerTexts
-from bots.speech import Synthesiser
-from bots.voice import Voice
+from vae.bots.brains.conversation import Conversation, SessionInfo
+from vae.bots.brains.gate import Gate
+from vae.bots.line import Line
+from vae.bots.sound.listening import ListenSettings, PeerListener, PeerTexts
+from vae.bots.sound.speech import Synthesiser
+from vae.bots.sound.voice import Voice
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.common.v1 import common_pb2
 

@@ -1,12 +1,12 @@
 """How a reference bot plays its side of the line in each tier: audio or text, real or virtual.
 
 :class:`Line` holds what of a session depends on its modality and its clock,
-so :mod:`bots.client` only routes messages:
+so :mod:`vae.bots.client` only routes messages:
 
 - audio on the real clock: each frame heard wakes the brain (the voice is
   paced by its own task);
 - audio on the virtual clock: each frame is a step — hear it, let the brain
-  settle (:meth:`bots.gate.Gate.settle`), speak the audio the step owes as one
+  settle (:meth:`vae.bots.brains.gate.Gate.settle`), speak the audio the step owes as one
   chunk, and answer ``ClockAck`` with the chunk inside it;
 - text: the peer's whole turns are heard (and, as in audio, reach the
   history only when the run shares transcripts); seconds of the session are
@@ -19,9 +19,9 @@ from __future__ import annotations
 import asyncio
 import time
 
-from bots.conversation import Conversation
-from bots.keypad import KeypadEar
-from bots.listening import PeerListener, PeerTexts
+from vae.bots.brains.conversation import Conversation
+from vae.bots.brains.keypad import KeypadEar
+from vae.bots.sound.listening import PeerListener, PeerTexts
 from vae.bridge.v1 import bridge_pb2
 from vae.common.v1 import common_pb2
 
@@ -40,7 +40,7 @@ class Line:
         self._holding = False
         self._held: common_pb2.AudioChunk | None = None
         info, gate = conv.info, conv.gate
-        #: The agent listens for keypad tones (bots.keypad) in what it hears.
+        #: The agent listens for keypad tones (vae.bots.brains.keypad) in what it hears.
         self.keypad = (
             KeypadEar(conv, conv.listener.sample_rate)
             if info.role == "agent" and isinstance(conv.listener, PeerListener)

@@ -25,9 +25,9 @@ from typing import Any
 
 import grpc
 
-from bots.client import BotStream, Brain, SessionOutcome
-from bots.listening import ListenSettings
-from bots.speech import Synthesiser, default_synthesiser
+from vae.bots.client import BotStream, Brain, SessionOutcome
+from vae.bots.sound.listening import ListenSettings
+from vae.bots.sound.speech import Synthesiser, default_synthesiser
 from vae.bridge.v1 import bridge_pb2_grpc
 from vae.serving import client_channel
 

@@ -12,9 +12,9 @@ import enum
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from bridge_service.connectors.base import ConnectorConfig
-from bridge_service.session_time import CLOCKS, REAL
-from recordings.scenarios.line import LineConditions, merge
+from vae.bridge_service.connectors.base import ConnectorConfig
+from vae.bridge_service.timebase import CLOCKS, REAL
+from vae.recordings.scenarios.line import LineConditions, merge
 
 #: How the bots of a run talk (``RunOptions.modality``).
 AUDIO = "audio"
@@ -121,7 +121,7 @@ class RunSettings:
     first_speaker_timeout_s: float = 10.0
     #: Trials per scenario (``vae run --repeat K``); see recordings/trials.py.
     repeat: int = 1
-    #: Replay (``bridge_service.replay``): quiet that ends the agent's turn, seconds.
+    #: Replay (``vae.bridge_service.replay``): quiet that ends the agent's turn, seconds.
     replay_gate_silence_s: float = 0.5
     #: Replay: the source run, and scenario name -> source session id.
     replay_from: str = ""

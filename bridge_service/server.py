@@ -9,13 +9,13 @@ live sessions with reason ``shutdown`` (each still records its end and asks
 the bots for their final state), then stops the server and flushes the writer.
 
 With ``workers`` ≥ 2 this process is the front door of a bridge on every
-core (``bridge_service.workers``): after binding it starts that many worker
+core (``vae.bridge_service.workers``): after binding it starts that many worker
 processes on the same host and hands them the sessions of bots that follow
 redirects; :meth:`stop` ends every session first (the workers' too), then
 stops the workers, then itself.
 
 With ``share_runs`` (a PostgreSQL store only) it serves runs together with
-every other bridge of the store that shares them (``bridge_service.shared``).
+every other bridge of the store that shares them (``vae.bridge_service.shared``).
 """
 
 from __future__ import annotations
@@ -26,79 +26,29 @@ import gc
 import logging
 import signal
 from dataclasses import replace
-from typing import Any
 
-import grpc
-
-from bridge_service.config import BridgeSettings
-from bridge_service.identity import BridgeIdentity
-from bridge_service.pairing import PairingPool
-from bridge_service.protocol_state import Undecodable
-from bridge_service.runs import RunManager
-from bridge_service.servicer import BridgeServicer
-from bridge_service.servicer_converse import ConverseHandler
-from bridge_service.shared.service import SharedRuns
-from bridge_service.workers.dispatch import WorkerDispatch
-from bridge_service.workers.pool import WorkerPool
-from bridge_service.workers.process import WorkerLaunch
-from recordings.locator import StoreRef, locate
-from recordings.writer import RecordingWriter, open_writer
 from vae import __version__
-from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.config import BridgeSettings
+from vae.bridge_service.edge.registration import SERVICE_NAME, register
+from vae.bridge_service.edge.servicer import BridgeServicer
+from vae.bridge_service.edge.servicer_converse import ConverseHandler
+from vae.bridge_service.identity import BridgeIdentity
+from vae.bridge_service.runs.manager import RunManager
+from vae.bridge_service.runs.pairing import PairingPool
+from vae.bridge_service.shared.service import SharedRuns
+from vae.bridge_service.workers.dispatch import WorkerDispatch
+from vae.bridge_service.workers.pool import WorkerPool
+from vae.bridge_service.workers.process import WorkerLaunch
+from vae.recordings.backends.locator import StoreRef, locate
+from vae.recordings.write.writer import RecordingWriter, open_writer
 from vae.serving import RunningServer, TlsFiles, start_server
 
 log = logging.getLogger("vae.bridge")
 
-SERVICE_NAME = "vae.bridge.v1.BridgeService"
 SHARE_NEEDS_POSTGRES = (
     "--share-runs needs a PostgreSQL --db (postgresql://USER@HOST:PORT/DATABASE) that every"
     " bridge reaches; an SQLite file is one bridge's store"
 )
-
-
-def decode_bot_message(data: bytes) -> bridge_pb2.BotMessage | Undecodable:
-    """The request deserializer of Converse: never raises, so the handler can answer."""
-    try:
-        return bridge_pb2.BotMessage.FromString(data)
-    except Exception as exc:  # DecodeError, and upb's UTF-8 failures
-        return Undecodable(len(data), str(exc) or type(exc).__name__)
-
-
-class _Capture:
-    """Stands in for a server to collect the generated method handlers."""
-
-    def __init__(self) -> None:
-        self.handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
-
-    def add_generic_rpc_handlers(self, _handlers: object) -> None:
-        pass
-
-    def add_registered_method_handlers(
-        self, _name: str, handlers: dict[str, grpc.RpcMethodHandler[Any, Any]]
-    ) -> None:
-        self.handlers.update(handlers)
-
-
-def register(servicer: bridge_pb2_grpc.BridgeServiceServicer, server: grpc.aio.Server) -> None:
-    """Add BridgeService, with a Converse deserializer that never raises.
-
-    gRPC would end a stream whose bytes do not decode with an unexplained
-    status before the handler sees anything; :func:`decode_bot_message` hands
-    the handler an :class:`Undecodable` instead, which it refuses by name
-    (and, in a session, ends the session with ``bot_error``).
-    """
-    capture = _Capture()
-    bridge_pb2_grpc.add_BridgeServiceServicer_to_server(servicer, capture)  # type: ignore[arg-type]
-    handlers = dict(capture.handlers)
-    converse = handlers["Converse"]
-    assert converse.stream_stream is not None
-    handlers["Converse"] = grpc.stream_stream_rpc_method_handler(
-        converse.stream_stream,
-        request_deserializer=decode_bot_message,
-        response_serializer=converse.response_serializer,
-    )
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
-    server.add_registered_method_handlers(SERVICE_NAME, handlers)
 
 
 class BridgeServer:
@@ -117,7 +67,7 @@ class BridgeServer:
         self.db_path = locate(db_path)
         if share_runs and not self.db_path.is_postgres:
             raise ValueError(SHARE_NEEDS_POSTGRES)
-        #: Serve runs together with the other bridges of the store (``bridge_service.shared``).
+        #: Serve runs together with the other bridges of the store (``vae.bridge_service.shared``).
         self.share_runs = share_runs
         self.shared: SharedRuns | None = None
         self.settings = settings or BridgeSettings()

@@ -8,7 +8,7 @@ names (``VAE_DB``, ``VAE_BRIDGE``, ``VAE_SCORER``, ``VAE_TOKEN``,
 
 ``--db`` takes a store locator: an SQLite file path (the default) or a
 ``postgresql://`` URL; commands receive a
-:class:`~recordings.locator.Locator`.
+:class:`~vae.recordings.backends.locator.Locator`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 if TYPE_CHECKING:
-    from recordings.locator import Locator
+    from vae.recordings.backends.locator import Locator
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,7 +42,13 @@ class StoreParam(click.ParamType):  # type: ignore[type-arg]
     name = "PATH|URL"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from recordings.locator import EXTRA_HINT, Locator, LocatorError, driver_available, locate
+        from vae.recordings.backends.locator import (
+            EXTRA_HINT,
+            Locator,
+            LocatorError,
+            driver_available,
+            locate,
+        )
 
         if isinstance(value, Locator):
             return value
@@ -142,9 +148,9 @@ def store_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from recordings.errors import RunSelectionError, StoreError
-        from recordings.identifiers import InvalidIdentifier
-        from recordings.locator import LocatorError
+        from vae.recordings.backends.locator import LocatorError
+        from vae.recordings.errors import RunSelectionError, StoreError
+        from vae.recordings.identifiers import InvalidIdentifier
 
         try:
             return func(*args, **kwargs)
@@ -157,7 +163,7 @@ def store_errors(func: F) -> F:
             sys.exit(1)
         except sqlite3.Error as exc:
             # A file damaged past its header shows only when a query reads it.
-            from recordings.db_file import describe_sqlite_error
+            from vae.recordings.backends.db_file import describe_sqlite_error
 
             path = kwargs.get("db_path")
             click.echo(f"error: {describe_sqlite_error(Path(str(path or '?')), exc)}", err=True)
@@ -165,8 +171,8 @@ def store_errors(func: F) -> F:
         except Exception as exc:
             if not is_postgres_error(exc):
                 raise
-            from recordings.locator import locate
-            from recordings.pg import unavailable
+            from vae.recordings.backends.locator import locate
+            from vae.recordings.backends.pg import unavailable
 
             where = locate(kwargs.get("db_path") or "?")
             click.echo(f"error: {unavailable(where, exc)}", err=True)

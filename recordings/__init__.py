@@ -2,13 +2,24 @@
 sessions, audio, events, final states, scorings and scores.
 
 Uses only the standard library, numpy, soundfile and aiosqlite, and psycopg
-for a ``postgresql://`` store (README, "Layout"): no protobuf, no service
-code. A store is named by a locator (:func:`~recordings.locator.locate`: a
-path or a URL). Write through :func:`open_writer` (one writer per store per
-process); read with :class:`RecordingReader`.
+for a ``postgresql://`` store: no protobuf, no service code. A store is
+named by a locator (:func:`~vae.recordings.backends.locator.locate`: a path
+or a URL). Write through :func:`open_writer` (one writer per store per
+process); read with :class:`RecordingReader`. Subpackages: ``backends`` (the
+store seam), ``write``, ``read``, ``scenarios`` (the scenario format) and
+``importers``; the records every layer shares sit at the top.
+
+Layers, bottom to top (a unit imports only from its own layer or below;
+``tests/test_import_direction.py`` holds the code to this list):
+
+1. models, errors, identifiers, canonical, stop_reasons, trials, labels, vad, audio
+2. backends
+3. write, scenarios
+4. read
+5. importers
 """
 
-from recordings.errors import (
+from vae.recordings.errors import (
     AmbiguousRunError,
     RunNotFoundError,
     RunSelectionError,
@@ -18,7 +29,7 @@ from recordings.errors import (
     StoreError,
     WriterClosedError,
 )
-from recordings.models import (
+from vae.recordings.models import (
     ArtifactRecord,
     Channel,
     EventKind,
@@ -35,8 +46,8 @@ from recordings.models import (
     Side,
     Verdict,
 )
-from recordings.reader import ChannelAudio, RecordingReader
-from recordings.writer import RecordingWriter, open_writer
+from vae.recordings.read.reader import ChannelAudio, RecordingReader
+from vae.recordings.write.writer import RecordingWriter, open_writer
 
 __all__ = [
     "AmbiguousRunError",

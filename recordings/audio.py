@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from recordings.models import Channel, SegmentRecord
+from vae.recordings.models import Channel, SegmentRecord
 
 FRAME_DTYPE = np.dtype([("sequence", "<i8"), ("samples", "<i8"), ("arrival_ns", "<i8")])
 

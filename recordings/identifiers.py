@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from recordings.errors import StoreError
+from vae.recordings.errors import StoreError
 
 MAX_ID = 128
 MAX_SESSION_ID = 300

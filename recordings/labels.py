@@ -7,8 +7,8 @@ same thing, and the same person may change their mind (their latest label
 counts, the earlier one stays in the history).
 
 The store knows a label's shape and the rules of its free-text fields; which
-signals may be labelled is the scorer's knowledge (``scorer_service.labelling``).
-Reads and writes are :mod:`recordings.label_rows`.
+signals may be labelled is the scorer's knowledge (``vae.scorer_service.labels.labelling``).
+Reads and writes are :mod:`vae.recordings.write.label_rows`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from recordings.errors import StoreError
+from vae.recordings.errors import StoreError
 
 #: At most this many characters in a labeller's name and in a note.
 MAX_LABELLER = 100

@@ -1,6 +1,6 @@
 """The one table of stop reasons: which count as a finished attempt, and what each means.
 
-Why one table: resume classification (``recordings.selection``), retries and
+Why one table: resume classification (``vae.recordings.read.selection``), retries and
 the run summary (``bridge_service``) and the scorer's composites
 (``scorer_service``) must agree on whether an attempt ran to an end that says
 something about the agent. The bridge and the scorer never import each other,

@@ -17,8 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from recordings.bot_errors import bot_errors
-from recordings.models import (
+from vae.recordings.models import (
     Channel,
     EventKind,
     EventRecord,
@@ -28,10 +27,11 @@ from recordings.models import (
     Side,
     TranscriptRecord,
 )
-from recordings.reader import ChannelAudio, RecordingReader
-from recordings.scenarios.model import Scenario
-from recordings.scenarios.parse import scenario_from_dict
-from scorer_service.config import ScoringConfig
+from vae.recordings.read.bot_errors import bot_errors
+from vae.recordings.read.reader import ChannelAudio, RecordingReader
+from vae.recordings.scenarios.model import Scenario
+from vae.recordings.scenarios.parse import scenario_from_dict
+from vae.scorer_service.config import ScoringConfig
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class ScoringContext:
     end_policy: str
     tool_calls: list[ToolCallInfo] = field(default_factory=list)
     #: The conversation as the judge reads it: each side's words (from its bot, or from
-    #: the transcription stage: :mod:`scorer_service.transcription.words`).
+    #: the transcription stage: :mod:`vae.scorer_service.transcription.words`).
     transcripts: list[TranscriptLine] = field(default_factory=list)
     #: What each bot reported saying (SPOKEN), kept when ``transcripts`` is rebuilt.
     bot_transcripts: list[TranscriptLine] = field(default_factory=list)
@@ -107,7 +107,7 @@ class ScoringContext:
     asr_engine: dict[str, Any] = field(default_factory=dict)
     conversation_errors: list[str] = field(default_factory=list)
     tokens: dict[str, TokenTotals] = field(default_factory=dict)
-    #: Errors the bots reported during the call (``recordings.bot_errors``).
+    #: Errors the bots reported during the call (``vae.recordings.read.bot_errors``).
     bot_errors: list[str] = field(default_factory=list)
     metrics: list[BotMetric] = field(default_factory=list)
     final_states: dict[Side, FinalStateRecord] = field(default_factory=dict)

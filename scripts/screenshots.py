@@ -42,7 +42,7 @@ AGENT_V2 = [
 
 
 def demo(db: Path, suite: Path, report: Path) -> None:
-    cmd = [sys.executable, "-m", "cli.main", "demo", "--db", str(db), "--suite", str(suite),
+    cmd = [sys.executable, "-m", "vae.cli.main", "demo", "--db", str(db), "--suite", str(suite),
            "-o", str(report)]  # fmt: skip
     print("$", " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True, cwd=ROOT)

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recordings.locator import Locator, locate
 from tests import pg
+from vae.recordings.backends.locator import Locator, locate
 
 
 def require_tool(name: str, install_hint: str) -> str:

@@ -2,7 +2,7 @@
 
 Scorer and report tests need recordings with *known* content — speech at known
 times on both channels, tool calls, transcripts, token usage, final states —
-without running the bridge. Everything here goes through ``recordings.writer``
+without running the bridge. Everything here goes through ``vae.recordings.write.writer``
 exactly as the bridge would, so the readers see ordinary recordings.
 
 Function API (stable; the reports tests import it too)::
@@ -51,9 +51,9 @@ from typing import Any
 
 import numpy as np
 
-from recordings.audio import SegmentBuilder
-from recordings.canonical import state_hash
-from recordings.models import (
+from vae.recordings.audio import SegmentBuilder
+from vae.recordings.canonical import state_hash
+from vae.recordings.models import (
     Channel,
     EventKind,
     EventRecord,
@@ -65,7 +65,7 @@ from recordings.models import (
     SessionStatus,
     Side,
 )
-from recordings.writer import open_writer
+from vae.recordings.write.writer import open_writer
 
 #: 2024-06-01T10:00:00Z, so ids and times are stable across test runs.
 BASE_NS = 1_717_236_000_000_000_000

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from cli.main import vae
 from vae.bridge.v1 import bridge_pb2
+from vae.cli.main import vae
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -86,7 +86,7 @@ async def start_bridge(
     ``extra`` options are passed on (e.g. ``--workers 2``).
     """
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cli.main", "bridge", "serve", "--address", address,
+        sys.executable, "-m", "vae.cli.main", "bridge", "serve", "--address", address,
         "--db", str(db), "--log-level", "warning", "--final-state-timeout", "2", *extra,
         cwd=ROOT,
         stdout=asyncio.subprocess.PIPE,

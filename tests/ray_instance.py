@@ -1,6 +1,7 @@
 """One local Ray instance (2 CPUs) for every test that scores on Ray, shut down at the end.
 
-Started once per test process through vae's own :func:`scorer_service.ray_connect.connect`
+Started once per test process through vae's own
+:func:`vae.scorer_service.ray_scoring.connect.connect`
 (``local``), so its workers run this checkout's code exactly as a user's rescore
 would ship it. Tests in this process reuse the connection (a ``RayRunner`` finds
 it); tests that run ``vae`` in a subprocess pass :attr:`RayInstance.address`.
@@ -32,7 +33,7 @@ def start_ray() -> Iterator[RayInstance]:
         pytest.skip(message)
     import ray
 
-    from scorer_service.ray_connect import connect
+    from vae.scorer_service.ray_scoring.connect import connect
 
     connection = connect("local", num_cpus=2)
     try:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bots.listening import ListenSettings
-from bridge_service.config import BridgeSettings, RunSettings, StopReason
-from bridge_service.connectors.base import ConnectorConfig
+from vae.bots.sound.listening import ListenSettings
+from vae.bridge_service.config import BridgeSettings, RunSettings, StopReason
+from vae.bridge_service.connectors.base import ConnectorConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = (ROOT / "docs" / "contract.md").read_text()

@@ -1,6 +1,6 @@
 """Connectors: reach bots that are not gRPC clients (see ``base`` for the seam)."""
 
-from bridge_service.connectors.base import (
+from vae.bridge_service.connectors.base import (
     BotProtocolError,
     ConnectorConfig,
     ConnectorError,

@@ -3,16 +3,16 @@
 A session never sees gRPC, WebSockets or protobuf. It talks to each side
 through one small interface, implemented by
 
-- the gRPC stream adapter (``bridge_service.converse_endpoint``): a bot that
+- the gRPC stream adapter (``vae.bridge_service.edge.converse_endpoint``): a bot that
   dialled ``BridgeService.Converse`` and is waiting in the pairing pool;
 - connectors: the run dials a bot that is not a gRPC client (a pipecat
-  WebSocket bot, ``bridge_service.connectors.pipecat``; a phone agent speaking
-  Twilio Media Streams, ``bridge_service.connectors.twilio``) once per
-  session, through ``bridge_service.connectors.pool`` (capacity per endpoint,
+  WebSocket bot, ``vae.bridge_service.connectors.pipecat.connector``; a phone agent speaking
+  Twilio Media Streams, ``vae.bridge_service.connectors.twilio.connector``) once per
+  session, through ``vae.bridge_service.connectors.pool`` (capacity per endpoint,
   pools of endpoints, bounded retries: written once for every kind).
 
 Everything that crosses the seam is a plain dataclass, defined in
-``bridge_service.connectors.messages`` and importable from here (this module
+``vae.bridge_service.connectors.messages`` and importable from here (this module
 is the seam's public surface: error types, messages, protocol, registry).
 Direction bot -> bridge (what :meth:`SideEndpoint.receive` yields):
 :class:`BotAudio`, :class:`BotEvent`, :class:`FinalStatePart`. Direction
@@ -65,13 +65,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from bridge_service.connectors.capabilities import (
+from vae.bridge_service.connectors.capabilities import (
     Capabilities,
     capabilities,
     connector_capabilities,
     declare_capabilities,
 )
-from bridge_service.connectors.messages import (
+from vae.bridge_service.connectors.messages import (
     BotAudio,
     BotEvent,
     BotInfo,
@@ -93,7 +93,7 @@ from bridge_service.connectors.messages import (
     SessionStartInfo,
     StateSyncOut,
 )
-from recordings.models import Side
+from vae.recordings.models import Side
 
 __all__ = [
     "BotAudio",
@@ -207,13 +207,13 @@ Dial = Callable[[ConnectorConfig, Side], Awaitable[SideEndpoint]]
 Check = Callable[[ConnectorConfig], None]
 
 _registry: dict[str, str | Dial] = {
-    "pipecat": "bridge_service.connectors.pipecat:dial",
-    "fake": "bridge_service.connectors.fake:dial",
-    "twilio": "bridge_service.connectors.twilio:dial",
+    "pipecat": "vae.bridge_service.connectors.pipecat.connector:dial",
+    "fake": "vae.bridge_service.connectors.fake:dial",
+    "twilio": "vae.bridge_service.connectors.twilio.connector:dial",
 }
 _checks: dict[str, str | Check] = {
-    "pipecat": "bridge_service.connectors.pipecat:check_config",
-    "twilio": "bridge_service.connectors.twilio:check_config",
+    "pipecat": "vae.bridge_service.connectors.pipecat.connector:check_config",
+    "twilio": "vae.bridge_service.connectors.twilio.connector:check_config",
 }
 
 

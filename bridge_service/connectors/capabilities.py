@@ -5,11 +5,11 @@ need bots that can follow them, and vae never falls back to audio or the
 real clock in their place. A gRPC bot says what it can at Join
 (``supports_text``, ``supports_virtual_clock``); a connector kind says it
 when it is registered (``register_connector(..., capabilities=...)`` in
-:mod:`bridge_service.connectors.base`), so StartRun can refuse a tier the
+:mod:`vae.bridge_service.connectors.base`), so StartRun can refuse a tier the
 kind cannot serve, naming why (:func:`connector_capabilities`). Why apart
 from the seam's protocol and registry: these rules change with the tiers,
 not with how bots are reached. Import the names from
-``bridge_service.connectors.base``.
+``vae.bridge_service.connectors.base``.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from bridge_service.connectors.base import (
+from vae.bridge_service.connectors.base import (
     BotAudio,
     BotEvent,
     BotInfo,
@@ -35,7 +35,7 @@ from bridge_service.connectors.base import (
     SessionEndingOut,
     SessionStartInfo,
 )
-from recordings.models import EventKind, Side
+from vae.recordings.models import EventKind, Side
 
 
 class FakeEndpoint:

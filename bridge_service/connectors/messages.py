@@ -1,7 +1,7 @@
 """The messages that cross the connector seam, as plain dataclasses.
 
 A session and a bot exchange these through
-:class:`~bridge_service.connectors.base.SideEndpoint`, whichever transport
+:class:`~vae.bridge_service.connectors.base.SideEndpoint`, whichever transport
 carries them (gRPC, pipecat WebSocket, Twilio Media Streams, a replayed
 recording): each endpoint converts its wire format to and from them, so the
 session never sees protobuf or JSON frames. They live apart from the seam's
@@ -10,7 +10,7 @@ contract (``vae.bridge.v1``: a new field, a new message), not with how bots
 are reached. Direction bot -> bridge (what ``SideEndpoint.receive`` yields):
 :data:`BotInput`; direction bridge -> bot (what ``SideEndpoint.send`` is
 handed): :data:`BridgeOutput`. Import them from
-``bridge_service.connectors.base``, the seam's public surface.
+``vae.bridge_service.connectors.base``, the seam's public surface.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from recordings.models import EventKind, Side
+from vae.recordings.models import EventKind, Side
 
 
 # ---------------------------------------------------------------- bot -> bridge
@@ -177,7 +177,7 @@ class DtmfOut:
 
     A Twilio Media Streams agent gets one ``dtmf`` message per key; a gRPC bot
     in a text session gets ``BridgeMessage.dtmf``. An audio gRPC agent never
-    gets this: it hears the keys as in-band tones (``bridge_service/dtmf_out.py``).
+    gets this: it hears the keys as in-band tones (``bridge_service/session/dtmf_out.py``).
     """
 
     digits: str
@@ -221,7 +221,7 @@ class RedirectOut:
     """To a gRPC bot that accepts redirects: its session runs at a worker process.
 
     Not part of :data:`BridgeOutput`: only the gRPC stream adapter
-    (``bridge_service.converse_endpoint``) carries it, never a session or a connector.
+    (``vae.bridge_service.edge.converse_endpoint``) carries it, never a session or a connector.
     """
 
     port: int

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any, TypeVar
 
-from bridge_service.connectors.base import ConnectorOptionsError
+from vae.bridge_service.connectors.base import ConnectorOptionsError
 
 T = TypeVar("T")
 

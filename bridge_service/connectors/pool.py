@@ -21,7 +21,7 @@ connector kind:
   the attempt as ``connector_failed``;
 - the slot is released when the endpoint is closed. The waiting has no
   timeout, so every way out of an attempt must close both of its endpoints
-  (``bridge_service.run_exec`` does, also when the session never started).
+  (``vae.bridge_service.runs.execute`` does, also when the session never started).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
 
-from bridge_service.connectors.base import (
+from vae.bridge_service.connectors.base import (
     BotInfo,
     BotInput,
     BotProtocolError,
@@ -43,7 +43,7 @@ from bridge_service.connectors.base import (
     SideEndpoint,
     dial,
 )
-from recordings.models import Side
+from vae.recordings.models import Side
 
 log = logging.getLogger("vae.bridge.connectors")
 
@@ -62,7 +62,7 @@ class LeasedEndpoint:
         self.bot = BotInfo(inner.bot.name, inner.bot.version, {**inner.bot.labels, "endpoint": url})
         self.send_rate: int = inner.send_rate
         self.receive_rate: int = inner.receive_rate
-        #: Keys as messages rather than tones (bridge_service/dtmf_out.py), as the inner one.
+        #: Keys as messages rather than tones (session/dtmf_out.py), as the inner one.
         self.sends_dtmf_messages = bool(getattr(inner, "sends_dtmf_messages", False))
         self._pools = pools
         self._released = False

@@ -1,9 +1,9 @@
-"""StartRun's replay fields (protobuf) -> :class:`~bridge_service.replay.request.ReplayRequest`."""
+"""StartRun's replay fields (protobuf) -> a :class:`~.request.ReplayRequest`."""
 
 from __future__ import annotations
 
-from bridge_service.replay.request import ReplayRequest
 from vae.bridge.v1 import bridge_pb2
+from vae.bridge_service.replay.request import ReplayRequest
 
 
 def replay_request(request: bridge_pb2.StartRunRequest) -> ReplayRequest | None:

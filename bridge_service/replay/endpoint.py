@@ -1,8 +1,8 @@
-"""A recorded caller as a :class:`~bridge_service.connectors.base.SideEndpoint`.
+"""A recorded caller as a :class:`~vae.bridge_service.connectors.base.SideEndpoint`.
 
 Why an endpoint: the session treats it exactly like a bot that dialled in.
 Each delivered frame (:class:`PeerAudio`) is handed to the
-:class:`~bridge_service.replay.player.ReplayPlayer` inside ``send``, and the
+:class:`~vae.bridge_service.replay.player.ReplayPlayer` inside ``send``, and the
 caller's audio for the same span of time comes straight back out of
 ``receive`` — so the replayed caller speaks on the bridge's own clock, one
 frame per tick, like a bot with a perfectly steady line.
@@ -28,7 +28,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from bridge_service.connectors.base import (
+from vae.bridge_service.connectors.base import (
     BotAudio,
     BotEvent,
     BotInfo,
@@ -42,10 +42,10 @@ from bridge_service.connectors.base import (
     SessionEndingOut,
     SessionStartInfo,
 )
-from bridge_service.ending import REPLAY_FINISHED_KIND
-from bridge_service.replay.player import ReplayPlayer
-from recordings.models import EventKind, Side
-from recordings.replay_script import ReplayScript
+from vae.bridge_service.replay.player import ReplayPlayer
+from vae.bridge_service.session.ending import REPLAY_FINISHED_KIND
+from vae.recordings.models import EventKind, Side
+from vae.recordings.read.replay_script import ReplayScript
 
 _NS = 1_000_000_000
 _TIMES = ("start_s", "end_s", "start_unix_nanos", "end_unix_nanos")

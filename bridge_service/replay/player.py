@@ -11,8 +11,8 @@ For every delivered frame (``on_frame``) the player
 
 1. follows the agent's speech on the frame (:class:`AgentFollower`: onsets
    after a quiet of at least the gate silence, the end of the last loud
-   sample), the same way :mod:`recordings.replay_script` cut the recording;
-2. starts the next recorded turn when its cue (:class:`~recordings.replay_script.Gate`)
+   sample), the same way :mod:`vae.recordings.read.replay_script` cut the recording;
+2. starts the next recorded turn when its cue (:class:`~vae.recordings.read.replay_script.Gate`)
    is met, at the exact sample the cue names (the agent's end of speech plus
    the hold, or its onset plus the recorded barge-in offset);
 3. returns the caller's audio for the same span of time: silence, or the
@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from recordings.replay_script import Gate, ReplayScript, ReplayTurn
+from vae.recordings.read.replay_script import Gate, ReplayScript, ReplayTurn
 
 #: Quiet after the agent's reply to the last turn before the replay ends: an agent
 #: that ends the call with its end tool as it stops speaking gets to do so first.

@@ -3,7 +3,7 @@
 Kept beside the replay package so the run manager and the servicer each gain
 one line: the request is validated here (no scenario sources, no user
 connector — the bridge plays the user side itself) and resolved against the
-store by :func:`~bridge_service.replay.source.select_replay`.
+store by :func:`~vae.bridge_service.replay.source.select_replay`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bridge_service.replay.source import ReplaySelection, select_replay
-from recordings.errors import ScenarioError
-from recordings.reader import RecordingReader
-from recordings.scenarios.sources import Source
+from vae.bridge_service.replay.source import ReplaySelection, select_replay
+from vae.recordings.errors import ScenarioError
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.scenarios.sources import Source
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ was not superseded — with the scenario exactly as the source run froze it
 (prompt, tools, initial state, assertions).
 
 An attempt that was cut off (a stop reason in
-``recordings.stop_reasons.UNFINISHED``: cancelled, shutdown, a failed
+``vae.recordings.stop_reasons.UNFINISHED``: cancelled, shutdown, a failed
 connector, ...) or is still running is never replayed: its caller did not get
 to say everything, so a replay of it would end ``replay_finished`` — a finished
 attempt — on a conversation that never finished. Named in ``replay_sessions``
@@ -18,7 +18,7 @@ Imported attempts whose ending is unknown (``unspecified``) stay replayable.
 
 The choice is recorded with the new run's options (``replay_from``,
 ``replay_sources``), so a resume replays the same sessions, and as
-``replayed_from`` on the run and each session (``recordings.replay_links``).
+``replayed_from`` on the run and each session (``vae.recordings.read.replay_links``).
 """
 
 from __future__ import annotations
@@ -28,21 +28,21 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bridge_service.config import RunSettings
-from bridge_service.connectors.base import ConnectorError
-from bridge_service.plan import SessionPlan
-from bridge_service.replay.endpoint import ReplayEndpoint
-from recordings import stop_reasons
-from recordings.errors import ScenarioError
-from recordings.locator import StoreRef
-from recordings.models import SessionRecord, SessionStatus
-from recordings.reader import RecordingReader
-from recordings.replay_links import link_session
-from recordings.replay_script import ReplayError, load_script
-from recordings.scenarios.model import Scenario
-from recordings.scenarios.parse import scenario_from_dict
-from recordings.selection import select_run
-from recordings.writer import RecordingWriter
+from vae.bridge_service.config import RunSettings
+from vae.bridge_service.connectors.base import ConnectorError
+from vae.bridge_service.replay.endpoint import ReplayEndpoint
+from vae.bridge_service.session.plan import SessionPlan
+from vae.recordings import stop_reasons
+from vae.recordings.backends.locator import StoreRef
+from vae.recordings.errors import ScenarioError
+from vae.recordings.models import SessionRecord, SessionStatus
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.read.replay_links import link_session
+from vae.recordings.read.replay_script import ReplayError, load_script
+from vae.recordings.read.selection import select_run
+from vae.recordings.scenarios.model import Scenario
+from vae.recordings.scenarios.parse import scenario_from_dict
+from vae.recordings.write.writer import RecordingWriter
 
 log = logging.getLogger("vae.bridge.replay")
 

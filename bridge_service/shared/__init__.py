@@ -1,7 +1,7 @@
 """Several bridges on one PostgreSQL store serving runs together (``--share-runs``).
 
 A run started at any of these bridges (its *owner*) queues each attempt in
-the store (``recordings.session_jobs``) instead of pairing bots itself;
+the store (``vae.recordings.write.session_jobs``) instead of pairing bots itself;
 whichever bridge has a free pair of bots for it — a user and an agent bot
 that may take the run, can follow its modality and clock — claims the
 attempt with ``SELECT … FOR UPDATE SKIP LOCKED`` and runs it exactly as it

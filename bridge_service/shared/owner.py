@@ -28,21 +28,21 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from bridge_service.attempt_report import emit_ended, emit_started, record_unrun_row
-from bridge_service.config import RunSettings, StopReason
-from bridge_service.dispatch import LiveSession, NotRun
-from bridge_service.identity import BridgeIdentity
-from bridge_service.plan import SessionPlan
-from bridge_service.run_model import RunState
-from bridge_service.session import SessionResult
-from bridge_service.shared.presence import Presence
-from bridge_service.workers.dispatch import recorded_end
-from recordings import session_jobs
-from recordings.errors import StoreError
-from recordings.locator import StoreRef
-from recordings.reader import RecordingReader
-from recordings.session_jobs import CLAIMED, DONE, LOST, QUEUED, SessionJob
-from recordings.writer import RecordingWriter
+from vae.bridge_service.config import RunSettings, StopReason
+from vae.bridge_service.identity import BridgeIdentity
+from vae.bridge_service.runs.attempt import SessionResult
+from vae.bridge_service.runs.attempt_report import emit_ended, emit_started, record_unrun_row
+from vae.bridge_service.runs.dispatch import LiveSession, NotRun
+from vae.bridge_service.runs.model import RunState
+from vae.bridge_service.session.plan import SessionPlan
+from vae.bridge_service.shared.presence import Presence
+from vae.bridge_service.workers.dispatch import recorded_end
+from vae.recordings.backends.locator import StoreRef
+from vae.recordings.errors import StoreError
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.write import session_jobs
+from vae.recordings.write.session_jobs import CLAIMED, DONE, LOST, QUEUED, SessionJob
+from vae.recordings.write.writer import RecordingWriter
 
 log = logging.getLogger("vae.bridge.shared")
 

@@ -24,10 +24,10 @@ import contextlib
 import secrets
 import time
 
-from bridge_service.identity import BridgeIdentity
-from recordings import session_jobs
-from recordings.session_jobs import Beat, JobView
-from recordings.writer import RecordingWriter
+from vae.bridge_service.identity import BridgeIdentity
+from vae.recordings.write import session_jobs
+from vae.recordings.write.session_jobs import Beat, JobView
+from vae.recordings.write.writer import RecordingWriter
 
 #: How often a bridge beats, and how long a silent bridge is still taken for alive.
 BEAT_S = 0.25

@@ -17,14 +17,14 @@ import asyncio
 import contextlib
 import logging
 
-from bridge_service.config import StopReason
-from bridge_service.pairing import PairingPool
-from bridge_service.run_exec import RunExecutor
-from bridge_service.shared.owner import Owner
-from bridge_service.shared.presence import BEAT_S, LEASE_S, Presence
-from bridge_service.shared.taker import Taker
-from recordings.errors import StoreError
-from recordings.locator import StoreRef
+from vae.bridge_service.config import StopReason
+from vae.bridge_service.runs.execute import RunExecutor
+from vae.bridge_service.runs.pairing import PairingPool
+from vae.bridge_service.shared.owner import Owner
+from vae.bridge_service.shared.presence import BEAT_S, LEASE_S, Presence
+from vae.bridge_service.shared.taker import Taker
+from vae.recordings.backends.locator import StoreRef
+from vae.recordings.errors import StoreError
 
 log = logging.getLogger("vae.bridge.shared")
 

@@ -23,20 +23,20 @@ import contextlib
 import logging
 import time
 
-from bridge_service.attempt_report import record_unrun_row
-from bridge_service.config import RunSettings, StopReason
-from bridge_service.connectors.base import SideEndpoint
-from bridge_service.dispatch import LiveSession
-from bridge_service.pairing import PairingPool
-from bridge_service.plan import SessionPlan
-from bridge_service.run_exec import RunCancelled, RunExecutor, close_endpoints
-from bridge_service.run_model import RunState
-from bridge_service.shared.presence import Presence
-from recordings import session_jobs
-from recordings.errors import StoreError
-from recordings.models import Side
-from recordings.scenarios.parse import scenario_from_dict
-from recordings.session_jobs import SessionJob
+from vae.bridge_service.config import RunSettings, StopReason
+from vae.bridge_service.connectors.base import SideEndpoint
+from vae.bridge_service.runs.attempt_report import record_unrun_row
+from vae.bridge_service.runs.dispatch import LiveSession
+from vae.bridge_service.runs.execute import RunCancelled, RunExecutor, close_endpoints
+from vae.bridge_service.runs.model import RunState
+from vae.bridge_service.runs.pairing import PairingPool
+from vae.bridge_service.session.plan import SessionPlan
+from vae.bridge_service.shared.presence import Presence
+from vae.recordings.errors import StoreError
+from vae.recordings.models import Side
+from vae.recordings.scenarios.parse import scenario_from_dict
+from vae.recordings.write import session_jobs
+from vae.recordings.write.session_jobs import SessionJob
 
 log = logging.getLogger("vae.bridge.shared")
 ROLES = [Side.USER, Side.AGENT]

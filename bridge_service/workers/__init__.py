@@ -22,6 +22,6 @@ processes on loopback-or-same-host ports:
 - ``config`` (what a worker is started with) and ``convert`` (the internal
   wire's messages) are shared by both ends.
 
-The seam the front door uses is ``bridge_service.dispatch``: a shared session
+The seam the front door uses is ``vae.bridge_service.runs.dispatch``: a shared session
 queue of several bridges could implement it the same way.
 """

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bridge_service.config import BridgeSettings
+from vae.bridge_service.config import BridgeSettings
 from vae.serving import TlsFiles
 
 

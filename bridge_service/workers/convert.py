@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from bridge_service.config import BridgeSettings, RunSettings, StopReason
-from bridge_service.identity import BridgeIdentity
-from bridge_service.plan import SessionPlan
-from bridge_service.session import SessionResult
-from recordings.models import Side
-from recordings.scenarios.parse import scenario_from_dict
+from vae.bridge_service.config import BridgeSettings, RunSettings, StopReason
+from vae.bridge_service.identity import BridgeIdentity
+from vae.bridge_service.runs.attempt import SessionResult
+from vae.bridge_service.session.plan import SessionPlan
 from vae.internal.v1 import worker_pb2
+from vae.recordings.models import Side
+from vae.recordings.scenarios.parse import scenario_from_dict
 
 
 def assign_pb(

@@ -1,4 +1,6 @@
-"""Handing paired sessions to workers: the front door's :class:`~bridge_service.dispatch.Dispatch`.
+"""Handing paired sessions to workers: the front door's run dispatch.
+
+The :class:`~vae.bridge_service.runs.dispatch.Dispatch` of a bridge with workers.
 
 An attempt goes to a worker only when both of its bots are gRPC streams that
 declared ``Join.accepts_redirect`` (a connector, a replayed side or a bot
@@ -29,22 +31,22 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from bridge_service.attempt_report import emit_ended, emit_started, record_unrun_row
-from bridge_service.config import StopReason
-from bridge_service.connectors.base import RedirectOut, SideEndpoint
-from bridge_service.converse_endpoint import GrpcEndpoint
-from bridge_service.dispatch import LiveSession, NotRun
-from bridge_service.plan import SessionPlan
-from bridge_service.run_model import RunState
-from bridge_service.session import SessionResult
-from bridge_service.workers.pool import WorkerPool
-from bridge_service.workers.process import WorkerProcess
-from bridge_service.workers.remote_wire import RemoteAttempt, WorkerGone
-from recordings.locator import StoreRef
-from recordings.models import SessionRecord, SessionStatus, Side
-from recordings.reader import RecordingReader
-from recordings.stop_reasons import normalise
-from recordings.writer import RecordingWriter
+from vae.bridge_service.config import StopReason
+from vae.bridge_service.connectors.base import RedirectOut, SideEndpoint
+from vae.bridge_service.edge.converse_endpoint import GrpcEndpoint
+from vae.bridge_service.runs.attempt import SessionResult
+from vae.bridge_service.runs.attempt_report import emit_ended, emit_started, record_unrun_row
+from vae.bridge_service.runs.dispatch import LiveSession, NotRun
+from vae.bridge_service.runs.model import RunState
+from vae.bridge_service.session.plan import SessionPlan
+from vae.bridge_service.workers.pool import WorkerPool
+from vae.bridge_service.workers.process import WorkerProcess
+from vae.bridge_service.workers.remote_wire import RemoteAttempt, WorkerGone
+from vae.recordings.backends.locator import StoreRef
+from vae.recordings.models import SessionRecord, SessionStatus, Side
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.stop_reasons import normalise
+from vae.recordings.write.writer import RecordingWriter
 
 log = logging.getLogger("vae.bridge.workers")
 
@@ -143,7 +145,7 @@ async def recorded_end(
     writer: RecordingWriter, db_path: StoreRef, plan: SessionPlan, reason: StopReason, detail: str
 ) -> SessionResult:
     """The attempt's end when the process serving it cannot say: what it recorded,
-    else ``reason`` (also for an attempt another bridge served: ``bridge_service.shared``)."""
+    else ``reason`` (also for an attempt another bridge served: ``vae.bridge_service.shared``)."""
 
     def read(reader: RecordingReader) -> SessionRecord | None:
         return reader.session(plan.session_id)

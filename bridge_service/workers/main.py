@@ -1,9 +1,9 @@
-"""Entry point of a worker process: ``python -m bridge_service.workers.main``.
+"""Entry point of a worker process: ``python -m vae.bridge_service.workers.main``.
 
-Started only by a front door (``bridge_service.workers.process``), never by
+Started only by a front door (``vae.bridge_service.workers.process``), never by
 hand. The protocol with the parent is three lines of plain text:
 
-- stdin, first line: the :class:`~bridge_service.workers.worker_server.WorkerConfig`
+- stdin, first line: the :class:`~vae.bridge_service.workers.worker_server.WorkerConfig`
   as JSON (the token and the internal secret travel here, never in argv or
   the environment, where other users could read them);
 - stdout, one line once serving: ``{"address": ..., "control": ..., "pid": ...}``;
@@ -26,9 +26,9 @@ import logging
 import signal
 import sys
 
-from bridge_service import event_loop as loops
-from bridge_service.workers.config import WorkerConfig
-from bridge_service.workers.worker_server import WorkerServer
+from vae.bridge_service import event_loop as loops
+from vae.bridge_service.workers.config import WorkerConfig
+from vae.bridge_service.workers.worker_server import WorkerServer
 
 
 async def _stdin_closed() -> None:
@@ -66,7 +66,7 @@ def main() -> int:
         print("a worker is started by `vae bridge serve --workers N`", file=sys.stderr)
         return 2
     config = WorkerConfig.from_json(line)
-    # As `vae bridge serve` logs (cli.common.setup_logging), each line naming the worker.
+    # As `vae bridge serve` logs (vae.cli.common.setup_logging), each line naming the worker.
     wanted = getattr(logging, config.log_level.upper(), logging.WARNING)
     logging.basicConfig(
         level=wanted,

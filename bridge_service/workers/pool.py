@@ -21,7 +21,7 @@ import contextlib
 import itertools
 import logging
 
-from bridge_service.workers.process import (
+from vae.bridge_service.workers.process import (
     WorkerLaunch,
     WorkerProcess,
     WorkerStartError,

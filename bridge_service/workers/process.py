@@ -1,7 +1,7 @@
 """One worker process, as its front door holds it: start, reach, stop, kill.
 
 Why a module of its own: this is the process boundary — how a worker is
-started (``python -m bridge_service.workers.main`` in its own session, so a
+started (``python -m vae.bridge_service.workers.main`` in its own session, so a
 Ctrl-C in the terminal reaches only the front door, which stops its workers
 in order), what it is told (one JSON line on stdin: the store, the host to
 serve bots on, TLS and token, a fresh secret for the internal service), how
@@ -24,10 +24,10 @@ from dataclasses import asdict, dataclass
 
 import grpc
 
-from bridge_service.config import BridgeSettings
-from bridge_service.identity import BridgeIdentity
-from bridge_service.workers.config import WorkerConfig
-from bridge_service.workers.remote_wire import WorkerStub, open_control
+from vae.bridge_service.config import BridgeSettings
+from vae.bridge_service.identity import BridgeIdentity
+from vae.bridge_service.workers.config import WorkerConfig
+from vae.bridge_service.workers.remote_wire import WorkerStub, open_control
 from vae.serving import TlsFiles
 
 log = logging.getLogger("vae.bridge.workers")
@@ -107,7 +107,7 @@ class WorkerProcess:
         self.proc = proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "bridge_service.workers.main",
+            "vae.bridge_service.workers.main",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             start_new_session=True,

@@ -18,12 +18,12 @@ from typing import Any, TypeAlias
 
 import grpc
 
-from bridge_service.config import StopReason
-from bridge_service.plan import SessionPlan
-from bridge_service.session import SessionResult
-from bridge_service.workers.convert import assign_pb, end_pb, result_from_ended
-from recordings.models import Side
+from vae.bridge_service.config import StopReason
+from vae.bridge_service.runs.attempt import SessionResult
+from vae.bridge_service.session.plan import SessionPlan
+from vae.bridge_service.workers.convert import assign_pb, end_pb, result_from_ended
 from vae.internal.v1 import worker_pb2, worker_pb2_grpc
+from vae.recordings.models import Side
 from vae.serving import client_channel
 
 #: The front door's client of one worker's internal service.
@@ -51,7 +51,7 @@ class WorkerGone(Exception):
 
 
 class RemoteAttempt:
-    """One attempt running at a worker; a :class:`~bridge_service.dispatch.LiveSession`."""
+    """One attempt running at a worker; a :class:`~vae.bridge_service.runs.dispatch.LiveSession`."""
 
     def __init__(
         self,

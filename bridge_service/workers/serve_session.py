@@ -2,7 +2,7 @@
 
 Why a module of its own: this is the worker's whole job, and it must run a
 session exactly as a bridge without workers does — the same
-:class:`~bridge_service.session.Session`, the same store writer and the same
+:class:`~vae.bridge_service.runs.attempt.Session`, the same store writer and the same
 unrun records (``peer_never_joined`` when a bot never arrives,
 ``bridge_error`` when the bridge fails) — while the front door keeps retries,
 progress and the run's status. It changes with the attempt's lifecycle at a
@@ -19,14 +19,14 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bridge_service.attempt_report import record_unrun_row
-from bridge_service.config import StopReason
-from bridge_service.pairing import PairingTimeout
-from bridge_service.plan import SessionPlan
-from bridge_service.session import Session, SessionResult
-from bridge_service.workers.tickets import Arrival, TicketDesk
-from recordings.models import Side
-from recordings.writer import RecordingWriter
+from vae.bridge_service.config import StopReason
+from vae.bridge_service.runs.attempt import Session, SessionResult
+from vae.bridge_service.runs.attempt_report import record_unrun_row
+from vae.bridge_service.runs.pairing import PairingTimeout
+from vae.bridge_service.session.plan import SessionPlan
+from vae.bridge_service.workers.tickets import Arrival, TicketDesk
+from vae.recordings.models import Side
+from vae.recordings.write.writer import RecordingWriter
 
 log = logging.getLogger("vae.bridge.worker")
 

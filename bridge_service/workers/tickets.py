@@ -3,7 +3,7 @@
 Why not the pairing pool: at a worker nothing is paired by role and run —
 the front door already paired the two bots and gave each a one-time ticket
 for one session. The desk is the worker's waiting room
-(:class:`~bridge_service.pairing.WaitingRoom`, so the Converse handler is the
+(:class:`~vae.bridge_service.runs.pairing.WaitingRoom`, so the Converse handler is the
 same code as the front door's):
 
 - :meth:`TicketDesk.open` registers a session's tickets (before the front
@@ -24,9 +24,9 @@ import asyncio
 import collections
 from dataclasses import dataclass, field
 
-from bridge_service.connectors.base import SideEndpoint
-from bridge_service.pairing import PairingTimeout, TicketRefused, Waiting
-from recordings.models import Side
+from vae.bridge_service.connectors.base import SideEndpoint
+from vae.bridge_service.runs.pairing import PairingTimeout, TicketRefused, Waiting
+from vae.recordings.models import Side
 
 #: Spent tickets remembered, so a reused one is told so rather than called forged.
 _REMEMBER = 4096

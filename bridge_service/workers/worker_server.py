@@ -22,15 +22,15 @@ import logging
 
 import grpc
 
-from bridge_service.config import StopReason
-from bridge_service.identity import BridgeIdentity
-from bridge_service.server import SERVICE_NAME, register
-from bridge_service.servicer_converse import ConverseHandler
-from bridge_service.workers.config import WorkerConfig
-from bridge_service.workers.tickets import TicketDesk
-from bridge_service.workers.worker_servicer import WorkerBridgeServicer, WorkerControl
-from recordings.writer import open_writer
+from vae.bridge_service.config import StopReason
+from vae.bridge_service.edge.registration import SERVICE_NAME, register
+from vae.bridge_service.edge.servicer_converse import ConverseHandler
+from vae.bridge_service.identity import BridgeIdentity
+from vae.bridge_service.workers.config import WorkerConfig
+from vae.bridge_service.workers.tickets import TicketDesk
+from vae.bridge_service.workers.worker_servicer import WorkerBridgeServicer, WorkerControl
 from vae.internal.v1 import worker_pb2_grpc
+from vae.recordings.write.writer import open_writer
 from vae.serving import RunningServer, start_server
 
 log = logging.getLogger("vae.bridge.worker")

@@ -3,7 +3,7 @@
 ``BridgeWorker.RunSession`` (loopback only, guarded by the front door's
 secret) takes one attempt's plan, registers its tickets, answers
 ``Accepted``, then ``Started`` and ``Ended`` as the attempt runs
-(:mod:`bridge_service.workers.serve_session`). An ``EndSession`` from the front
+(:mod:`vae.bridge_service.workers.serve_session`). An ``EndSession`` from the front
 door (cancel, shutdown) ends the session; the front door going away ends it
 with ``shutdown``, gracefully (the bots still get ``SessionEnding``).
 
@@ -23,22 +23,22 @@ from typing import Any
 
 import grpc
 
-from bridge_service.config import BridgeSettings, StopReason
-from bridge_service.identity import BridgeIdentity
-from bridge_service.servicer_converse import ConverseHandler
-from bridge_service.workers.convert import (
+from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.config import BridgeSettings, StopReason
+from vae.bridge_service.edge.servicer_converse import ConverseHandler
+from vae.bridge_service.identity import BridgeIdentity
+from vae.bridge_service.workers.convert import (
     accepted_pb,
     end_from_pb,
     ended_pb,
     plan_from_assign,
     started_pb,
 )
-from bridge_service.workers.serve_session import EndBox, serve_attempt
-from bridge_service.workers.tickets import TicketDesk
-from recordings.errors import ScenarioError, StoreError
-from recordings.writer import RecordingWriter
-from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.workers.serve_session import EndBox, serve_attempt
+from vae.bridge_service.workers.tickets import TicketDesk
 from vae.internal.v1 import worker_pb2_grpc
+from vae.recordings.errors import ScenarioError, StoreError
+from vae.recordings.write.writer import RecordingWriter
 from vae.status import internal_error
 
 log = logging.getLogger("vae.bridge.worker")

@@ -4,9 +4,9 @@ Importers use only the standard library, numpy and the store's own writer
 (README, "Layout"): no protobuf, no service code.
 """
 
-from recordings.importers.nemo import import_nemo, import_nemo_sync
-from recordings.importers.nemo_layout import ImportSourceError, RunIdTakenError
-from recordings.importers.nemo_report import ImportReport, ScenarioReport
+from vae.recordings.importers.nemo.importer import import_nemo, import_nemo_sync
+from vae.recordings.importers.nemo.layout import ImportSourceError, RunIdTakenError
+from vae.recordings.importers.nemo.report import ImportReport, ScenarioReport
 
 __all__ = [
     "ImportReport",

@@ -5,11 +5,11 @@ Imported as a run (``source = "import:calls"``) with one session per call,
 they can be rescored like any run and replayed (``vae run --replay``) against
 a new agent: the bridge plays the recorded caller turn by turn.
 
-What a call gives (files: :mod:`recordings.importers.calls_files`):
+What a call gives (files: :mod:`vae.recordings.importers.calls_files`):
 
 - the caller's and the agent's audio as channels ``user`` and ``agent``, on
   one clock from the start of the recording;
-- turns found by voice activity (:mod:`recordings.vad`) on each channel,
+- turns found by voice activity (:mod:`vae.recordings.vad`) on each channel,
   recorded as ``speech_started``/``speech_stopped`` events (source ``vad``)
   and counted as the session's turns;
 - with a transcript sidecar, each line as a spoken transcript at its times;
@@ -17,7 +17,7 @@ What a call gives (files: :mod:`recordings.importers.calls_files`):
   expected actions, DBs and assertions, frozen with the run under the call's
   name. Without one, a bare scenario named after the call.
 
-Each call ends ``recording_ended`` (``recordings.stop_reasons``): a finished
+Each call ends ``recording_ended`` (``vae.recordings.stop_reasons``): a finished
 attempt — the call ran to its end — so it is scored like any session. What a
 recording cannot give — the agent's tool calls, its final state, its LLM
 context, how the call ended — is declared in the run's options
@@ -27,7 +27,7 @@ decided only when every gating signal could be (NL assertions or the judge
 reading the transcript).
 
 Everything is checked before anything is written: a bad file is an
-:class:`~recordings.importers.nemo_layout.ImportSourceError` naming it, and
+:class:`~vae.recordings.importers.nemo.layout.ImportSourceError` naming it, and
 the database is left untouched. Audio broken past a valid header is only
 found while reading: the calls before it are kept, the run is marked
 ``failed`` and :class:`PartialImportError` names the file and the run. A
@@ -47,9 +47,10 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from recordings.audio import SegmentBuilder
-from recordings.errors import StorageError, StoreError
-from recordings.importers.calls_files import (
+from vae.recordings.audio import SegmentBuilder
+from vae.recordings.backends.locator import StoreRef
+from vae.recordings.errors import StorageError, StoreError
+from vae.recordings.importers.calls_files import (
     CallFiles,
     CheckedCall,
     ScenarioLoader,
@@ -57,10 +58,9 @@ from recordings.importers.calls_files import (
     find_calls,
     load_json_scenario,
 )
-from recordings.importers.existing import run_ids
-from recordings.importers.nemo_layout import ImportSourceError, choose_run_id, session_id_for
-from recordings.locator import StoreRef
-from recordings.models import (
+from vae.recordings.importers.existing import run_ids
+from vae.recordings.importers.nemo.layout import ImportSourceError, choose_run_id, session_id_for
+from vae.recordings.models import (
     Channel,
     EventKind,
     EventRecord,
@@ -72,8 +72,8 @@ from recordings.models import (
     SessionStatus,
     Side,
 )
-from recordings.vad import spurts
-from recordings.writer import RecordingWriter, open_writer
+from vae.recordings.vad import spurts
+from vae.recordings.write.writer import RecordingWriter, open_writer
 
 SOURCE = "import:calls"
 #: Each call's stop reason: finished (the call ran to its end), how it ended unknown.

@@ -33,9 +33,9 @@ from typing import Any
 
 import soundfile as sf
 
-from recordings.errors import ScenarioError
-from recordings.importers.nemo_layout import ImportSourceError
-from recordings.scenarios.parse import scenario_from_dict
+from vae.recordings.errors import ScenarioError
+from vae.recordings.importers.nemo.layout import ImportSourceError
+from vae.recordings.scenarios.parse import scenario_from_dict
 
 AUDIO = (".wav", ".flac")
 MIN_RATE, MAX_RATE = 8000, 48000

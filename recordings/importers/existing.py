@@ -11,9 +11,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from recordings.db_file import DatabaseMissingError
-from recordings.locator import StoreRef, locate
-from recordings.reader import RecordingReader
+from vae.recordings.backends.db_file import DatabaseMissingError
+from vae.recordings.backends.locator import StoreRef, locate
+from vae.recordings.read.reader import RecordingReader
 
 
 @contextlib.contextmanager

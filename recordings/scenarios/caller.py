@@ -1,12 +1,12 @@
 """The caller keys of a side section: voice, language, behaviours, voicemail, preset.
 
 Why a module of its own: these keys sit inline in a side section beside the
-reference bots' script keys (:mod:`recordings.scenarios.parts`), and the schema
+reference bots' script keys (:mod:`vae.recordings.scenarios.parts`), and the schema
 generator reads them from the dataclasses here (``SIDE_INLINE``). They stay in
 the side's extras, so they reach the side's bot as
 ``SessionStart.side_config_json`` unchanged; the meaning of every key (preset
 merging, language fallback, ranges) is
-:func:`~recordings.scenarios.caller_settings.caller_from_config`, which
+:func:`~vae.recordings.scenarios.caller_settings.caller_from_config`, which
 :func:`cross_check` runs so ``vae validate`` refuses what a bot could not
 speak, with the field's position. Line conditions (``user.line``) are another
 module's.
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from recordings.scenarios.caller_settings import CallerConfigError, caller_from_config
+from vae.recordings.scenarios.caller_settings import CallerConfigError, caller_from_config
 
 Seconds = float | list[float] | None
 
@@ -160,7 +160,7 @@ def cross_check(
     """Problems of one side's caller keys as ``(field name, problem)``; empty when fine.
 
     Field names read as ``user.behaviour.barge_in_probability``; the checker
-    (:mod:`recordings.scenarios.check`) turns them into file positions.
+    (:mod:`vae.recordings.scenarios.check`) turns them into file positions.
     """
     problems: list[tuple[str, str]] = []
     invalid: tuple[str, str] | None = None

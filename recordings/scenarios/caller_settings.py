@@ -11,7 +11,7 @@ never re-interpret a preset or a language tag.
 
 Precedence: the scenario's own keys over the named preset's, ``voice.language``
 over ``language``. Everything here is plain data; the bots' runtime (seeded
-choices, synthesis) lives in ``bots/caller.py``.
+choices, synthesis) lives in ``bots/brains/caller.py``.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from recordings.scenarios import voices
-from recordings.scenarios.presets import PRESETS
+from vae.recordings.scenarios import voices
+from vae.recordings.scenarios.presets import PRESETS
 
 
 class CallerConfigError(ValueError):

@@ -2,7 +2,7 @@
 
 Why not stop at the first error: fixing a file one error per edit-run cycle
 is slow, and a folder with two broken files should say so. :func:`check`
-walks the plain data against :func:`~recordings.scenarios.schema.scenario_schema`
+walks the plain data against :func:`~vae.recordings.scenarios.schema.scenario_schema`
 and collects an :class:`Issue` per problem: the path of the field (so the
 caller can turn it into a file position), what is wrong, and for a misspelt
 key or value the closest known one ("did you mean"). Then come the checks a
@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from recordings.scenarios.caller import cross_check as caller_check
-from recordings.scenarios.line import FIELDS, LineConditions, burst_problem
+from vae.recordings.scenarios.caller import cross_check as caller_check
+from vae.recordings.scenarios.line import FIELDS, LineConditions, burst_problem
 
 Path = tuple[str | int, ...]
 
@@ -54,7 +54,7 @@ def parse_field(name: str) -> Path:
 
 @functools.cache
 def _schema() -> dict[str, Any]:
-    from recordings.scenarios.schema import scenario_schema
+    from vae.recordings.scenarios.schema import scenario_schema
 
     return scenario_schema()
 

@@ -8,7 +8,7 @@ docs/scenarios.md is the long form.
 
 from __future__ import annotations
 
-from recordings.scenarios import caller
+from vae.recordings.scenarios import caller
 
 CLASS_DOCS: dict[str, str] = {
     "Scenario": "A conversation to run: who calls whom about what, and how it is scored.",

@@ -1,6 +1,6 @@
 """Importing a scenario's sync hook (``module:function``).
 
-The bridge calls the hook during a session (``bridge_service.sync``); the
+The bridge calls the hook during a session (``vae.bridge_service.session.sync``); the
 scenario checks import it up front, so a typo fails before a run starts
 rather than in the middle of a call.
 """

@@ -2,10 +2,10 @@
 
 Why its own module: a scenario states them under ``user.line``, a run may
 override them field by field (``vae run --line``, ``RunOptions.line``), the
-bridge applies them (``bridge_service/line.py``) and the store records the
+bridge applies them (``bridge_service/audio/line.py``) and the store records the
 effective line per session. All of those need one definition of the fields,
 their ranges and how an override combines with a scenario's line; the
-schema (:mod:`recordings.scenarios.schema`) reads the dataclass below like the
+schema (:mod:`vae.recordings.scenarios.schema`) reads the dataclass below like the
 rest of the model, so ``vae validate`` refuses a value out of range with its
 position.
 

@@ -4,7 +4,7 @@ Why one pass: ``vae validate``, ``vae run`` (before it asks for a run) and the
 bridge's ``StartRun`` must all refuse a broken suite with *all* its problems,
 each as ``file:line:column: field: problem``, so one edit fixes them. This
 module reads the sources (files, folders, inline text, Python modules), runs
-the schema check of :mod:`recordings.scenarios.check` on every document, finds
+the schema check of :mod:`vae.recordings.scenarios.check` on every document, finds
 each problem's position in the YAML (or JSON) text, then checks what the
 documents refer to (noise files, sync hooks) and that names are unique.
 """
@@ -18,12 +18,12 @@ from typing import Any
 
 import yaml
 
-from recordings.errors import ScenarioError
-from recordings.scenarios.check import Path as FieldPath
-from recordings.scenarios.check import check, parse_field
-from recordings.scenarios.model import Scenario
-from recordings.scenarios.parse import scenario_from_dict
-from recordings.scenarios.sources import (
+from vae.recordings.errors import ScenarioError
+from vae.recordings.scenarios.check import Path as FieldPath
+from vae.recordings.scenarios.check import check, parse_field
+from vae.recordings.scenarios.model import Scenario
+from vae.recordings.scenarios.parse import scenario_from_dict
+from vae.recordings.scenarios.sources import (
     SUFFIXES,
     Source,
     as_dict,

@@ -5,9 +5,9 @@ resources per side; reference answer and matching flags; expected DBs; NL and
 DB-state assertions; initialization actions; success signals; noise; a sync
 hook). This module is the model alone, plus the rendering of a side's prompt
 from its sections, because everything else is derived from it: the JSON Schema
-(:mod:`recordings.scenarios.schema` reads these dataclasses, and treats the
+(:mod:`vae.recordings.scenarios.schema` reads these dataclasses, and treats the
 classes defined *in this module* as the main model, so they stay here), the
-schema check, and :mod:`recordings.scenarios.parse`, which validates plain data
+schema check, and :mod:`vae.recordings.scenarios.parse`, which validates plain data
 into this model. Parsing files (YAML/JSON/Python modules) belongs to the
 bridge; the store and the scorer read the same model without a YAML parser.
 """

@@ -1,11 +1,11 @@
 """Plain data (a parsed file, a frozen run's JSON) into a :class:`Scenario`.
 
-Why apart from the model: the model (:mod:`recordings.scenarios.model`) changes when
+Why apart from the model: the model (:mod:`vae.recordings.scenarios.model`) changes when
 a field is added, and the schema follows it by generation; this module changes
 when what is *accepted* changes: the established framework's flat spellings
 and aliases (``user_persona``, ``db``, ``noise_config``, ``env_type``...),
 defaults for empty values, and the rules the schema cannot state (identifier
-names, trial suffixes, tags). The schema check (:mod:`recordings.scenarios.check`)
+names, trial suffixes, tags). The schema check (:mod:`vae.recordings.scenarios.check`)
 runs first, so every problem it finds is reported at once; every error names
 the source, the field and the problem.
 """
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from recordings import identifiers
-from recordings.errors import ScenarioError
-from recordings.scenarios.caller import voicemail_assertions
-from recordings.scenarios.check import check
-from recordings.scenarios.model import (
+from vae.recordings import identifiers
+from vae.recordings.errors import ScenarioError
+from vae.recordings.scenarios.caller import voicemail_assertions
+from vae.recordings.scenarios.check import check
+from vae.recordings.scenarios.model import (
     DEFAULT_SUCCESS_SIGNALS,
     SIGNAL_ALIASES,
     Actions,
@@ -30,7 +30,7 @@ from recordings.scenarios.model import (
     SuccessSignal,
     Task,
 )
-from recordings.trials import split_trial
+from vae.recordings.trials import split_trial
 
 _TOP_LEVEL = {f for f in Scenario.__dataclass_fields__} | {
     # established flat spellings, folded into the side sections
@@ -58,7 +58,7 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ScenarioError(source, "name", "required, a non-empty string")
-    # A trial of a repeated run is frozen as "<name>#<k>" (recordings.trials).
+    # A trial of a repeated run is frozen as "<name>#<k>" (vae.recordings.trials).
     why = identifiers.problem(split_trial(name.strip())[0])
     if why:
         raise ScenarioError(source, "name", f"{name.strip()[:40]!r} {why}")

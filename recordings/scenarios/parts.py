@@ -1,14 +1,14 @@
 """The shapes inside a scenario that the main model keeps as plain data.
 
-Why a separate module: :class:`~recordings.scenarios.model.Scenario` stores DB
+Why a separate module: :class:`~vae.recordings.scenarios.model.Scenario` stores DB
 assertions, initialization actions and each side's extras as plain mappings
 (the scorer and the bots read them as JSON), but a scenario author needs
 their shape checked before a call is placed. These dataclasses describe those
-shapes; :mod:`recordings.scenarios.schema` turns them, with the main model,
+shapes; :mod:`vae.recordings.scenarios.schema` turns them, with the main model,
 into the one JSON Schema that ``vae validate``, the bridge's ``StartRun`` and
 editors all use.
 
-The reference bots (``bots/scripted.py``, ``bots/jsondb.py``) parse the same
+The reference bots (``bots/brains/scripted.py``, ``bots/brains/jsondb.py``) parse the same
 script and tool-effect format at run time; they import only the contract, so
 a test holds their keys and operations equal to the ones declared here.
 """
@@ -23,7 +23,7 @@ DB_OPERATORS = (
     "eq", "ne", "gt", "ge", "lt", "le", "in", "not_in", "contains", "not_contains",
     "len_eq", "matches", "exists", "not_exists",
 )  # fmt: skip
-#: Tool effect operations of the reference bots' JSON DB (bots/jsondb.py).
+#: Tool effect operations of the reference bots' JSON DB (bots/brains/jsondb.py).
 EFFECT_OPERATIONS = ("get", "set", "append", "update", "delete", "increment")
 
 DbOperator = Literal[

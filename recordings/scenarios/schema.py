@@ -2,10 +2,10 @@
 
 Why generated: a schema kept by hand beside the dataclasses drifts the day a
 field is added. Here every property comes from a dataclass field of
-:mod:`recordings.scenarios.model` (and, where that model keeps plain data, of
-:mod:`recordings.scenarios.parts`): its type from the annotation, its default
-from the field, its description from :mod:`recordings.scenarios.docs`. The
-same schema drives :mod:`recordings.scenarios.check` (``vae validate`` and the
+:mod:`vae.recordings.scenarios.model` (and, where that model keeps plain data, of
+:mod:`vae.recordings.scenarios.parts`): its type from the annotation, its default
+from the field, its description from :mod:`vae.recordings.scenarios.docs`. The
+same schema drives :mod:`vae.recordings.scenarios.check` (``vae validate`` and the
 bridge's ``StartRun``), is printed by ``vae schema scenario``, and is shipped
 as ``recordings/scenarios/scenario.schema.json`` for editors (a test holds the
 file equal to the generated one).
@@ -25,8 +25,8 @@ import typing
 from pathlib import Path
 from typing import Any, Literal, Union
 
-from recordings.scenarios import caller, line, model, parts
-from recordings.scenarios.docs import CLASS_DOCS, FIELD_DOCS
+from vae.recordings.scenarios import caller, line, model, parts
+from vae.recordings.scenarios.docs import CLASS_DOCS, FIELD_DOCS
 
 SCHEMA_FILE = Path(__file__).with_name("scenario.schema.json")
 DIALECT = "https://json-schema.org/draft/2020-12/schema"

@@ -1,10 +1,10 @@
 """Scenario sources: what they are and how each is read into documents.
 
 The format is docs/scenarios.md. This module knows the kinds of source and
-reads them; :mod:`recordings.scenarios.lint` checks every document of every
+reads them; :mod:`vae.recordings.scenarios.lint` checks every document of every
 source in one pass and is where scenarios are loaded from
-(:func:`~recordings.scenarios.lint.load_sources` raises one
-:class:`~recordings.errors.ScenarioError` listing every problem, so a broken
+(:func:`~vae.recordings.scenarios.lint.load_sources` raises one
+:class:`~vae.recordings.errors.ScenarioError` listing every problem, so a broken
 file never costs a half-finished run).
 
 - a ``.yaml``/``.yml``/``.json`` file holds one scenario or a list of them;
@@ -12,7 +12,7 @@ file never costs a half-finished run).
 - inline text is JSON or YAML (one scenario or a list);
 - a Python module (dotted name, or a ``.py`` path) exposes Scenario objects:
   ``SCENARIOS`` (a list) if defined, else every module-level object that is a
-  :class:`~recordings.scenarios.model.Scenario`. Other classes with the same fields
+  :class:`~vae.recordings.scenarios.model.Scenario`. Other classes with the same fields
   (dataclasses, pydantic models, plain objects) are accepted too.
 
 Besides the document's own fields, files named by the scenario (noise files)
@@ -28,9 +28,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from recordings.errors import ScenarioError
-from recordings.scenarios.hooks import SyncHookError, load_hook
-from recordings.scenarios.model import Scenario
+from vae.recordings.errors import ScenarioError
+from vae.recordings.scenarios.hooks import SyncHookError, load_hook
+from vae.recordings.scenarios.model import Scenario
 
 SUFFIXES = (".yaml", ".yml", ".json")
 #: Files in a suite folder that are not scenarios: JSON Schemas kept for editors.

@@ -8,10 +8,10 @@ XML (``junit.py``) and a Markdown scorecard (``markdown.py``). Exit codes:
 (2, usage, belongs to the CLI). docs/ci.md is the user's guide.
 """
 
-from scorer_service.gate.cases import Case, SignalResult, run_cases
-from scorer_service.gate.checks import Check
-from scorer_service.gate.decide import EXIT_CODES, GateResult, gate, gate_with_reader
-from scorer_service.gate.spec import GateSpec, GateSpecError
+from vae.scorer_service.gate.cases import Case, SignalResult, run_cases
+from vae.scorer_service.gate.checks import Check
+from vae.scorer_service.gate.decide import EXIT_CODES, GateResult, gate, gate_with_reader
+from vae.scorer_service.gate.spec import GateSpec, GateSpecError
 
 __all__ = [
     "EXIT_CODES",

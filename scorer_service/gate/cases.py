@@ -6,7 +6,7 @@ verdict in one scoring, the one-line reason and every signal that failed or
 could not be decided. They read it from here, so a failure looks the same in
 every CI view.
 
-Rules (those of the report, :mod:`scorer_service.report.data`):
+Rules (those of the report, :mod:`vae.scorer_service.report.data`):
 
 - a case is each scenario the run froze (``name`` or ``name#k``), with its
   latest attempt that was not superseded;
@@ -25,15 +25,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from recordings.export import transcript
-from recordings.models import ScoringRecord, SessionRecord, Verdict
-from recordings.reader import RecordingReader
-from recordings.trials import split_trial
-from scorer_service import signals
-from scorer_service.aggregate import SessionOutcome
-from scorer_service.ledger import session_outcomes
-from scorer_service.report.data import missing_cause
-from scorer_service.report.reasons import reasons
+from vae.recordings.models import ScoringRecord, SessionRecord, Verdict
+from vae.recordings.read.export import transcript
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.trials import split_trial
+from vae.scorer_service import signals
+from vae.scorer_service.ledger.aggregate import SessionOutcome
+from vae.scorer_service.ledger.reasons import reasons
+from vae.scorer_service.ledger.scorings import session_outcomes
+from vae.scorer_service.report.data import missing_cause
 
 #: Verdicts in the order a reader needs them.
 ORDER = ("failed", "unscored", "passed", "not_applicable")

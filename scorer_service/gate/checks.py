@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from scorer_service.compare import RunComparison
-from scorer_service.gate.cases import Case
+from vae.scorer_service.compare.runs import RunComparison
+from vae.scorer_service.gate.cases import Case
 
 PASSED, FAILED, UNDECIDED = "passed", "failed", "undecided"
 

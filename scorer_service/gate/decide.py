@@ -18,7 +18,7 @@ three cases apart, as the exit codes do:
 Bad thresholds, an unknown domain, a baseline that is the gated run itself
 and unknown run references are usage errors (:class:`GateSpecError`,
 ``RunSelectionError``): exit 2, raised before any verdict. Regressions are
-counted by :func:`scorer_service.compare.compare_with_reader`, exactly as
+counted by :func:`vae.scorer_service.compare.runs.compare_with_reader`, exactly as
 ``vae compare`` counts them.
 """
 
@@ -27,16 +27,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from recordings.locator import StoreRef, locate
-from recordings.models import ScoringRecord
-from recordings.reader import RecordingReader
-from recordings.selection import select_run
-from scorer_service.compare import RunComparison, compare_with_reader
-from scorer_service.gate import checks
-from scorer_service.gate.cases import Case, run_cases
-from scorer_service.gate.checks import FAILED, UNDECIDED, Check
-from scorer_service.gate.spec import GateSpec, GateSpecError
-from scorer_service.ledger import current_scoring, resolve_scoring
+from vae.recordings.backends.locator import StoreRef, locate
+from vae.recordings.models import ScoringRecord
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.read.selection import select_run
+from vae.scorer_service.compare.runs import RunComparison, compare_with_reader
+from vae.scorer_service.gate import checks
+from vae.scorer_service.gate.cases import Case, run_cases
+from vae.scorer_service.gate.checks import FAILED, UNDECIDED, Check
+from vae.scorer_service.gate.spec import GateSpec, GateSpecError
+from vae.scorer_service.ledger.scorings import current_scoring, resolve_scoring
 
 EXIT_CODES = {"passed": 0, "failed": 1, "undecided": 3}
 HEADLINES = {

@@ -29,9 +29,9 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from scorer_service.gate.cases import Case
-from scorer_service.gate.checks import FAILED, UNDECIDED, Check
-from scorer_service.gate.decide import GateResult
+from vae.scorer_service.gate.cases import Case
+from vae.scorer_service.gate.checks import FAILED, UNDECIDED, Check
+from vae.scorer_service.gate.decide import GateResult
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 #: Longest message attribute: CI views show it on one line.

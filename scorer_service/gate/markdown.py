@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from scorer_service.gate.cases import Case
-from scorer_service.gate.checks import FAILED, UNDECIDED, pct
-from scorer_service.gate.decide import GateResult
+from vae.scorer_service.gate.cases import Case
+from vae.scorer_service.gate.checks import FAILED, UNDECIDED, pct
+from vae.scorer_service.gate.decide import GateResult
 
 MAX_ROWS = 50
 CELL_LIMIT = 300

@@ -18,7 +18,7 @@ Only the agent's own HEARD reports are used: a transcription standing in for
 them says what reached the agent, not what it acted on. The attributed signal
 keeps its verdict and gains ``detail["misheard"]``; every reader of a reason
 (CLI, JSON, report, comparison) names it first
-(:func:`scorer_service.report.reasons.session_reason`).
+(:func:`vae.scorer_service.ledger.reasons.session_reason`).
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from recordings.models import Verdict
-from scorer_service import signals
-from scorer_service.context import ScoringContext
-from scorer_service.heard.compare import mismatch_text
-from scorer_service.heard.critical import Item, contains, value_items
-from scorer_service.scorers.base import SignalScore
+from vae.recordings.models import Verdict
+from vae.scorer_service import signals
+from vae.scorer_service.context import ScoringContext
+from vae.scorer_service.heard.compare import mismatch_text
+from vae.scorer_service.heard.critical import Item, contains, value_items
+from vae.scorer_service.scorer import SignalScore
 
 Pair = tuple[Any, Any]
 

@@ -8,7 +8,7 @@ once against every word the listener reported hearing (in order); each heard
 word then belongs to the turn of the said word it was aligned with (an
 inserted word to the turn before it). Per turn the result holds both texts in
 their own words with each difference marked, and the critical mismatches
-(:mod:`scorer_service.heard.critical`) found between them.
+(:mod:`vae.scorer_service.heard.critical`) found between them.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from scorer_service.heard.align import EQUAL, INS, Alignment, align
-from scorer_service.heard.critical import Item, contains, items
-from scorer_service.heard.normalise import Token, tokens
+from vae.scorer_service.heard.align import EQUAL, INS, Alignment, align
+from vae.scorer_service.heard.critical import Item, contains, items
+from vae.scorer_service.heard.normalise import Token, tokens
 
 #: At most this many turns are kept in a score's detail.
 MAX_TURNS = 200

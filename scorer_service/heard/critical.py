@@ -5,7 +5,7 @@ mishears "twentieth" books the wrong day. The items below are what a caller
 cannot afford to be misheard on; one present on one side of a turn and
 different or missing on the other is a *critical mismatch*.
 
-From normalised tokens (:mod:`scorer_service.heard.normalise`):
+From normalised tokens (:mod:`vae.scorer_service.heard.normalise`):
 
 - ``date`` — a month with a day ("March twentieth", "20 March", "the 20th of
   March": ``03-20``), an ISO date (``2026-03-20`` → ``03-20``: the year is
@@ -19,7 +19,7 @@ From normalised tokens (:mod:`scorer_service.heard.normalise`):
 
 The same items are read from the values a failing signal compared (a tool
 argument, a DB value, an NL assertion), which is how a failure is traced back
-to a mishearing (:mod:`scorer_service.heard.attribution`).
+to a mishearing (:mod:`vae.scorer_service.heard.attribution`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from scorer_service.heard.normalise import Token, tokens
+from vae.scorer_service.heard.normalise import Token, tokens
 
 MONTHS = {
     name: i + 1

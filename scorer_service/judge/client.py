@@ -33,8 +33,8 @@ from typing import Any
 
 import openai
 
-from scorer_service.config import JudgeSettings
-from scorer_service.judge.prompt import JudgeOutputError, JudgeVerdict, parse_verdict
+from vae.scorer_service.config import JudgeSettings
+from vae.scorer_service.judge.prompt import JudgeOutputError, JudgeVerdict, parse_verdict
 
 log = logging.getLogger("vae.scorer.judge")
 

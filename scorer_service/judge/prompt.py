@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from scorer_service.context import ScoringContext
+from vae.scorer_service.context import ScoringContext
 
 PROMPT_VERSION = "1"
 

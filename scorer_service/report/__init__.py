@@ -12,9 +12,9 @@ adds a diff view from that scoring to the shown one.
 
 from __future__ import annotations
 
-from recordings.reader import RecordingReader
-from scorer_service.report.data import report_data
-from scorer_service.report.html import render
+from vae.recordings.read.reader import RecordingReader
+from vae.scorer_service.report.data import report_data
+from vae.scorer_service.report.html import render
 
 __all__ = ["render_html", "report_data"]
 

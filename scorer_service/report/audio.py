@@ -17,8 +17,8 @@ import numpy as np
 import soundfile as sf
 import soxr
 
-from recordings.export import stereo_mix
-from recordings.reader import RecordingReader
+from vae.recordings.read.export import stereo_mix
+from vae.recordings.read.reader import RecordingReader
 
 PLAYER_RATE = 16000
 

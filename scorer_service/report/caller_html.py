@@ -1,7 +1,7 @@
 """The report's line about a session's caller: voice, language, behaviours, voicemail.
 
 Why its own module: the caller is recorded per session by the bridge
-(``sessions.caller_json``, :mod:`bridge_service.caller_record`); the report
+(``sessions.caller_json``, :mod:`vae.bridge_service.session.caller_record`); the report
 shows it beside each session so a failure on a Spanish, hesitant or
 barging-in caller reads as such. Every value is escaped (scenario text is
 as hostile as bot text). Sessions whose scenario named no caller show

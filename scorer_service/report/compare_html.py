@@ -1,7 +1,7 @@
 """The comparison sections of the report: this run against a baseline run, and
 this scoring against another scoring of the run.
 
-Both come from :mod:`scorer_service.compare`: regressions first, in the
+Both come from :mod:`vae.scorer_service.compare.runs`: regressions first, in the
 regression colour with a ▼, fixes in green with a ▲, each with the reasons of
 its flip; then the rates side by side as percentages with their change; then
 what differed in the configuration (bots, options, judge, prompt, overrides).
@@ -12,7 +12,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from scorer_service.report.scorecard import badge, delta
+from vae.scorer_service.report.scorecard import badge, delta
 
 _LABEL = {"regression": "▼ regression", "fix": "▲ fix", "unscored": "? unscored",
           "only_a": "only in baseline", "only_b": "new", "same": "same"}  # fmt: skip

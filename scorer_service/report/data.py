@@ -9,7 +9,7 @@ imported attempt that crashed; one the scoring never reached) is ``unscored``
 with its cause, never left out of what did not pass. Sessions come failing
 first (then unscored, passed, not applicable), each with a one-line reason, so
 the first screen answers "what failed and why". With a baseline run the data
-also holds the run-vs-run comparison (:mod:`scorer_service.compare`).
+also holds the run-vs-run comparison (:mod:`vae.scorer_service.compare.runs`).
 """
 
 from __future__ import annotations
@@ -18,25 +18,31 @@ import time
 from pathlib import Path
 from typing import Any
 
-from recordings.bot_errors import bot_errors
-from recordings.export import transcript
-from recordings.models import EventKind, ScoringRecord, SessionRecord, Verdict
-from recordings.reader import RecordingReader
-from recordings.replay_links import run_source
-from recordings.scenarios.line import describe_recorded
-from recordings.selection import select_run
-from recordings.stop_reasons import is_finished, unfinished_cause
-from recordings.trials import split_trial
-from scorer_service import ledger, signals
-from scorer_service.aggregate import SessionOutcome
-from scorer_service.compare import compare_with_reader
-from scorer_service.compare_config import bots
-from scorer_service.ledger import compare, current_scoring, resolve_scoring, session_outcomes
-from scorer_service.report import session_data
-from scorer_service.report.audio import session_audio_uri, write_session_audio
-from scorer_service.report.labels_html import labels_block
-from scorer_service.report.reasons import misheard, reason_line, reasons
 from vae import __version__
+from vae.recordings.models import EventKind, ScoringRecord, SessionRecord, Verdict
+from vae.recordings.read.bot_errors import bot_errors
+from vae.recordings.read.export import transcript
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.read.replay_links import run_source
+from vae.recordings.read.selection import select_run
+from vae.recordings.scenarios.line import describe_recorded
+from vae.recordings.stop_reasons import is_finished, unfinished_cause
+from vae.recordings.trials import split_trial
+from vae.scorer_service import signals
+from vae.scorer_service.compare.config import bots
+from vae.scorer_service.compare.runs import compare_with_reader
+from vae.scorer_service.ledger import scorings as ledger
+from vae.scorer_service.ledger.aggregate import SessionOutcome
+from vae.scorer_service.ledger.reasons import misheard, reason_line, reasons
+from vae.scorer_service.ledger.scorings import (
+    compare,
+    current_scoring,
+    resolve_scoring,
+    session_outcomes,
+)
+from vae.scorer_service.report import session_data
+from vae.scorer_service.report.audio import session_audio_uri, write_session_audio
+from vae.scorer_service.report.labels_html import labels_block
 
 #: Order of sessions in the report: what needs attention first.
 VERDICT_ORDER = ("failed", "unscored", "passed", "not_applicable", "not scored")

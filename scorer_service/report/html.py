@@ -15,13 +15,13 @@ import json
 from html import escape
 from typing import Any
 
-from scorer_service.report.compare_html import baseline_section, diff_section
-from scorer_service.report.labels_html import labels_section
-from scorer_service.report.scorecard import failing_list, scorecard, trials_table
-from scorer_service.report.script import SCRIPT, script_json
-from scorer_service.report.session_html import session_block
-from scorer_service.report.style import CSS
-from scorer_service.report.svg import histogram
+from vae.scorer_service.report.compare_html import baseline_section, diff_section
+from vae.scorer_service.report.labels_html import labels_section
+from vae.scorer_service.report.scorecard import failing_list, scorecard, trials_table
+from vae.scorer_service.report.script import SCRIPT, script_json
+from vae.scorer_service.report.session_html import session_block
+from vae.scorer_service.report.style import CSS
+from vae.scorer_service.report.svg import histogram
 
 
 def _subtitle(data: dict[str, Any]) -> str:

@@ -2,7 +2,7 @@
 
 Shown only when the run has labels (``vae label``, ``vae review``, ``vae
 labels import``). It is ``vae scores agree`` for one scoring
-(:mod:`scorer_service.agreement_report`): per row n, percent agreement and
+(:mod:`vae.scorer_service.labels.agreement_report`): per row n, percent agreement and
 Cohen's κ with its 95 % interval (``undefined`` with the reason, never 0 or
 1), what was counted apart, the confusion matrix of all labels, each
 disagreement with the judge's reason beside the label's note, and κ between
@@ -14,13 +14,13 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from recordings.models import ScoringRecord
-from recordings.reader import RecordingReader
+from vae.recordings.models import ScoringRecord
+from vae.recordings.read.reader import RecordingReader
 
 
 def labels_block(reader: RecordingReader, scoring: ScoringRecord | None) -> dict[str, Any] | None:
     """The agreement of ``scoring`` with its run's labels; None without labels or a scoring."""
-    from scorer_service.agreement_report import agreement_report
+    from vae.scorer_service.labels.agreement_report import agreement_report
 
     if scoring is None or not reader.labels(scoring.run_id):
         return None

@@ -1,7 +1,7 @@
 """The report's first screen: the scorecard, then what failed and why.
 
 Success rate (with how many sessions were decided and how many stayed
-unscored, and why: the summary's ``unscored`` block, :mod:`scorer_service.unscored`,
+unscored, and why: the summary's ``unscored`` block, :mod:`vae.scorer_service.ledger.unscored`,
 which also counts the sessions that never ended and were not scored at all;
 a scoring without it, e.g. one imported from NeMo, falls back to its
 ``is_successful`` counts and the sessions' reasons), task success, latency
@@ -17,10 +17,10 @@ from collections import Counter
 from html import escape
 from typing import Any
 
-from scorer_service import signals
-from scorer_service.report.style import rate_colour
-from scorer_service.report.svg import Bar, bar_chart, rate_legend
-from scorer_service.unscored import unscored_line
+from vae.scorer_service import signals
+from vae.scorer_service.ledger.unscored import unscored_line
+from vae.scorer_service.report.style import rate_colour
+from vae.scorer_service.report.svg import Bar, bar_chart, rate_legend
 
 
 def pct(v: Any) -> str:

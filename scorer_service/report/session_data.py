@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from recordings.models import Channel, EventKind, ScoreRecord, SessionRecord
-from recordings.reader import RecordingReader
-from scorer_service import signals
-from scorer_service.aggregate import SessionOutcome
-from scorer_service.timing.metrics import merge
-from scorer_service.timing.vad import make_detector
+from vae.recordings.models import Channel, EventKind, ScoreRecord, SessionRecord
+from vae.recordings.read.reader import RecordingReader
+from vae.scorer_service import signals
+from vae.scorer_service.ledger.aggregate import SessionOutcome
+from vae.scorer_service.timing.metrics import merge
+from vae.scorer_service.timing.vad import make_detector
 
 #: Gaps shorter than this inside one side's speech are drawn as one span.
 MERGE_GAP_S = 0.4

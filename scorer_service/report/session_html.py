@@ -17,10 +17,10 @@ import json
 from html import escape
 from typing import Any
 
-from scorer_service.heard.compare import mismatch_text
-from scorer_service.report.caller_html import caller_line
-from scorer_service.report.scorecard import badge
-from scorer_service.report.timeline import session_timeline, timeline_legend
+from vae.scorer_service.heard.compare import mismatch_text
+from vae.scorer_service.report.caller_html import caller_line
+from vae.scorer_service.report.scorecard import badge
+from vae.scorer_service.report.timeline import session_timeline, timeline_legend
 
 
 def _json(value: Any) -> str:

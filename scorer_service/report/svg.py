@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from scorer_service.report.style import RATE_BANDS, USER, rate_colour
+from vae.scorer_service.report.style import RATE_BANDS, USER, rate_colour
 
 
 def _f(x: float) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from scorer_service.report.style import AGENT, BAD, OVERLAP, TOOL, USER
+from vae.scorer_service.report.style import AGENT, BAD, OVERLAP, TOOL, USER
 
 LEFT, LANE, TOP = 64, 34, 6
 EVENT_COLOURS = {"tool": TOOL, "tool_error": BAD, "barge_in": OVERLAP,

@@ -3,7 +3,7 @@
 Why built from the report's pieces: a labeller needs exactly what a report
 reader needs to judge a call — the audio on the timeline (click to play from
 there), the transcript, every signal and assertion with the judge's verdict
-and reason — so the page reuses :func:`~scorer_service.report.data.report_data`,
+and reason — so the page reuses :func:`~vae.scorer_service.report.data.report_data`,
 the session block, the timeline, the controls and the report's script
 (filters, sorting, seek, playhead). What it adds is a labelling panel per
 session (the session as a whole, each gating or judge signal, each NL
@@ -20,18 +20,18 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
-from recordings.label_rows import latest_per_labeller
-from recordings.labels import LabelRecord
-from recordings.reader import RecordingReader
-from scorer_service import signals
-from scorer_service.labelling import assertion_texts
-from scorer_service.report.data import report_data
-from scorer_service.report.html import _controls, _index
-from scorer_service.report.scorecard import badge
-from scorer_service.report.script import SCRIPT, script_json
-from scorer_service.report.session_html import session_block
-from scorer_service.report.style import CSS
-from scorer_service.review.script import REVIEW_CSS, REVIEW_SCRIPT
+from vae.recordings.labels import LabelRecord
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.write.label_rows import latest_per_labeller
+from vae.scorer_service import signals
+from vae.scorer_service.labels.labelling import assertion_texts
+from vae.scorer_service.report.data import report_data
+from vae.scorer_service.report.html import _controls, _index
+from vae.scorer_service.report.scorecard import badge
+from vae.scorer_service.report.script import SCRIPT, script_json
+from vae.scorer_service.report.session_html import session_block
+from vae.scorer_service.report.style import CSS
+from vae.scorer_service.review.script import REVIEW_CSS, REVIEW_SCRIPT
 
 _VERDICTS = (("pass", "pass", "p"), ("fail", "fail", "f"), ("unsure", "can't tell", "u"))
 

@@ -13,7 +13,7 @@ script except as escaped JSON or element text (``textContent``).
 
 from __future__ import annotations
 
-from scorer_service.report.style import BAD, GOOD, NEUTRAL, WARN
+from vae.scorer_service.report.style import BAD, GOOD, NEUTRAL, WARN
 
 REVIEW_CSS = f"""
 .keys{{margin:4px 0 8px}}kbd{{border:1px solid #bbb;border-radius:3px;padding:0 4px;

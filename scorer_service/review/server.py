@@ -30,14 +30,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from recordings.labels import LabelError, LabelRecord
-from recordings.reader import RecordingReader
-from recordings.selection import select_run
-from recordings.writer import RecordingWriter, open_writer
-from scorer_service.labelling import make_label
-from scorer_service.ledger import current_scoring, resolve_scoring
-from scorer_service.report.audio import session_audio
-from scorer_service.review.http import (
+from vae.recordings.labels import LabelError, LabelRecord
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.read.selection import select_run
+from vae.recordings.write.writer import RecordingWriter, open_writer
+from vae.scorer_service.labels.labelling import make_label
+from vae.scorer_service.ledger.scorings import current_scoring, resolve_scoring
+from vae.scorer_service.report.audio import session_audio
+from vae.scorer_service.review.http import (
     MAX_HEAD,
     BadRequest,
     Request,
@@ -47,7 +47,7 @@ from scorer_service.review.http import (
     read_request,
     write_response,
 )
-from scorer_service.review.page import base_data, render_review, review_data
+from vae.scorer_service.review.page import base_data, render_review, review_data
 
 log = logging.getLogger("vae.scorer.review")
 

@@ -26,10 +26,10 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from recordings.models import Verdict
-from scorer_service import signals
-from scorer_service.context import ScoringContext
-from scorer_service.scorers.base import SignalScore, passed_or_failed
+from vae.recordings.models import Verdict
+from vae.scorer_service import signals
+from vae.scorer_service.context import ScoringContext
+from vae.scorer_service.scorer import SignalScore, passed_or_failed
 
 _SPACE = re.compile(r"\s+")
 

@@ -10,20 +10,20 @@ End policies (the bridge's ``EndPolicy``):
 
 A session still running (no stop reason) is not applicable: it has not exited.
 An attempt that did not finish (cancelled, a peer that never joined, a crashed
-import ...: ``recordings.stop_reasons``) is ``unscored``: how it ended says
+import ...: ``vae.recordings.stop_reasons``) is ``unscored``: how it ended says
 nothing about the agent.
 Stop reasons are read in any spelling the store may hold (``end_tool``,
 ``STOP_REASON_END_TOOL``, the established ``[EXIT]``/``[TIMEOUT]``), through
-``recordings.stop_reasons.normalise``: the one table the bridge and resume read.
+``vae.recordings.stop_reasons.normalise``: the one table the bridge and resume read.
 """
 
 from __future__ import annotations
 
-from recordings.models import Verdict
-from recordings.stop_reasons import describe, is_finished, normalise, unfinished_cause
-from scorer_service import signals
-from scorer_service.context import ScoringContext
-from scorer_service.scorers.base import SignalScore, info, passed_or_failed
+from vae.recordings.models import Verdict
+from vae.recordings.stop_reasons import describe, is_finished, normalise, unfinished_cause
+from vae.scorer_service import signals
+from vae.scorer_service.context import ScoringContext
+from vae.scorer_service.scorer import SignalScore, info, passed_or_failed
 
 
 def is_clean_exit(reason: str, policy: str, last_speaker: str | None) -> bool:

@@ -1,6 +1,6 @@
 """DB_STATE_MATCH: each side's final state against its expected DB, by canonical hash.
 
-Both states are canonicalised the same way (``recordings.canonical``: sorted
+Both states are canonicalised the same way (``vae.recordings.canonical``: sorted
 keys, normalised floats and nulls, volatile keys dropped, the scenario's
 declared order-independent lists sorted) and hashed. Unlike the established
 tool, the user side is compared too whenever ``expected_user_db`` is given.
@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from recordings.canonical import normalise, state_hash
-from recordings.models import Side, Verdict
-from scorer_service import signals
-from scorer_service.context import ScoringContext
-from scorer_service.scorers.base import SignalScore, passed_or_failed
+from vae.recordings.canonical import normalise, state_hash
+from vae.recordings.models import Side, Verdict
+from vae.scorer_service import signals
+from vae.scorer_service.context import ScoringContext
+from vae.scorer_service.scorer import SignalScore, passed_or_failed
 
 #: Diff entries kept per side (a wrong DB can differ everywhere).
 MAX_DIFF = 50

@@ -1,11 +1,11 @@
 """HEARD_CORRECTLY: did the agent hear what the caller said?
 
 The caller's words (its bot's SPOKEN transcript, or the transcription stage's,
-:mod:`scorer_service.transcription.words`) are aligned with what the agent
+:mod:`vae.scorer_service.transcription.words`) are aligned with what the agent
 reported hearing (its HEARD transcript — pipecat's ``user-transcription`` —
 or, with a transcription stage and no report, a transcription of the audio
 the bridge delivered to it), after normalising case, punctuation and numbers
-(:mod:`scorer_service.heard`). The value is 1 − WER over the session; the
+(:mod:`vae.scorer_service.heard`). The value is 1 − WER over the session; the
 verdict is ``failed`` when any critical mismatch exists (a date, number, code
 or name said one way and heard another, or not heard), else ``passed``.
 Non-gating by default; a scenario may list it in ``success_signals``.
@@ -21,13 +21,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from recordings.models import Verdict
-from scorer_service import signals
-from scorer_service.context import ScoringContext
-from scorer_service.heard.align import score_from
-from scorer_service.heard.compare import MAX_TURNS, Line, compare, mismatch_text
-from scorer_service.scorers.base import SignalScore, passed_or_failed
-from scorer_service.transcription.words import ASR_ERROR, heard, spoken
+from vae.recordings.models import Verdict
+from vae.scorer_service import signals
+from vae.scorer_service.context import ScoringContext
+from vae.scorer_service.heard.align import score_from
+from vae.scorer_service.heard.compare import MAX_TURNS, Line, compare, mismatch_text
+from vae.scorer_service.scorer import SignalScore, passed_or_failed
+from vae.scorer_service.transcription.words import ASR_ERROR, heard, spoken
 
 NO_HEARD = "no_heard_transcript"
 NO_SAID = "no_said_transcript"

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from recordings.models import Verdict
-from scorer_service import signals
-from scorer_service.config import JudgeSettings
-from scorer_service.context import ScoringContext
-from scorer_service.judge.client import JudgeClient
-from scorer_service.judge.prompt import PROMPT_VERSION, build_messages, prompt_hash
-from scorer_service.judge_need import NO_JUDGE
-from scorer_service.scorers.base import SignalScore, passed_or_failed
+from vae.recordings.models import Verdict
+from vae.scorer_service import signals
+from vae.scorer_service.config import JudgeSettings
+from vae.scorer_service.context import ScoringContext
+from vae.scorer_service.judge.client import JudgeClient
+from vae.scorer_service.judge.need import NO_JUDGE
+from vae.scorer_service.judge.prompt import PROMPT_VERSION, build_messages, prompt_hash
+from vae.scorer_service.scorer import SignalScore, passed_or_failed
 
 JUDGE_ERROR = "judge_error"
 _SIGNALS = (signals.JUDGE_PASSED, signals.NL_ASSERTION)

@@ -4,7 +4,7 @@ The caller's keys are recorded as the user's DTMF events (with how the
 bridge carried them: in-band tones, Twilio ``dtmf`` messages, or a text
 session's message); what the agent got is what it reported itself (the
 reference agent detects tones with Goertzel and reports the digits,
-``bots/keypad.py``). The digits are compared in order, all presses joined.
+``bots/brains/keypad.py``). The digits are compared in order, all presses joined.
 
 Honest verdicts: a caller that keyed nothing makes the signal
 ``not_applicable``; an agent that reported no digits at all is ``unscored``
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from recordings.models import Verdict
-from scorer_service import signals
-from scorer_service.context import ScoringContext
-from scorer_service.scorers.base import SignalScore, passed_or_failed
+from vae.recordings.models import Verdict
+from vae.scorer_service import signals
+from vae.scorer_service.context import ScoringContext
+from vae.scorer_service.scorer import SignalScore, passed_or_failed
 
 
 class KeypadScorer:

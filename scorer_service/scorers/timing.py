@@ -2,7 +2,7 @@
 
 Each channel (the user's and the agent's own output, on the bridge clock) runs
 through the configured detector; spans are merged per side across short
-gaps; :mod:`scorer_service.timing.metrics` turns them into figures. Every
+gaps; :mod:`vae.scorer_service.timing.metrics` turns them into figures. Every
 score carries the detector's settings, the merge gaps and the metric version,
 so figures from different scorings are never silently compared. Bot-reported
 metrics (Metric events, e.g. ``llm_ttfb``) are stored beside them as
@@ -15,12 +15,12 @@ import asyncio
 from collections import defaultdict
 from typing import Any
 
-from scorer_service import signals
-from scorer_service.config import TimingSettings
-from scorer_service.context import ScoringContext
-from scorer_service.scorers.base import SignalScore, info
-from scorer_service.timing.metrics import METRIC_VERSION, TurnTaking, merge, turn_taking
-from scorer_service.timing.vad import Detector, make_detector
+from vae.scorer_service import signals
+from vae.scorer_service.config import TimingSettings
+from vae.scorer_service.context import ScoringContext
+from vae.scorer_service.scorer import SignalScore, info
+from vae.scorer_service.timing.metrics import METRIC_VERSION, TurnTaking, merge, turn_taking
+from vae.scorer_service.timing.vad import Detector, make_detector
 
 
 class TimingScorer:

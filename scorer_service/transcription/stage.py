@@ -6,9 +6,9 @@ later, with whatever recogniser is best then, without touching the recording.
 So ``vae rescore --transcribe ENGINE`` runs this per session, before the
 scorers: each recorded channel (``user`` and ``agent``: what each side said;
 ``to_agent``: what reached the agent, only when it reported nothing it heard)
-is cut into turns by voice activity (:mod:`recordings.vad`), each turn padded
+is cut into turns by voice activity (:mod:`vae.recordings.vad`), each turn padded
 by 0.2 s and sent to the engine (:mod:`vae.speech.stt`). The result is a
-layer of :class:`~recordings.models.TranscriptRecord` rows tied to the
+layer of :class:`~vae.recordings.models.TranscriptRecord` rows tied to the
 scoring; the engine's configuration is stored with the scoring (its config
 and versions), never the API key.
 
@@ -31,16 +31,16 @@ from typing import Any
 
 import numpy as np
 
-from recordings.models import Channel, TranscriptRecord, Verdict
-from recordings.vad import spurts
-from recordings.writer import RecordingWriter
-from scorer_service import signals
-from scorer_service.config import ConfigError, TranscriptionSettings
-from scorer_service.context import ScoringContext
-from scorer_service.heard.align import align
-from scorer_service.heard.normalise import words
-from scorer_service.scorers.base import SignalScore
-from scorer_service.transcription.words import ASR_ERROR, SAID_CHANNEL
+from vae.recordings.models import Channel, TranscriptRecord, Verdict
+from vae.recordings.vad import spurts
+from vae.recordings.write.writer import RecordingWriter
+from vae.scorer_service import signals
+from vae.scorer_service.config import ConfigError, TranscriptionSettings
+from vae.scorer_service.context import ScoringContext
+from vae.scorer_service.heard.align import align
+from vae.scorer_service.heard.normalise import words
+from vae.scorer_service.scorer import SignalScore
+from vae.scorer_service.transcription.words import ASR_ERROR, SAID_CHANNEL
 from vae.speech.stt import (
     SttConfigError,
     SttSettings,
@@ -208,7 +208,8 @@ def transcription_summary(stage: dict[str, Any], outcomes: list[Any]) -> dict[st
     ``stage`` is the engine's description and the counts of every process that
     ran the stage (:meth:`TranscriptionStage.counts`, summed).
 
-    ``outcomes`` are the scored sessions (:class:`scorer_service.aggregate.SessionOutcome`).
+    ``outcomes`` are the scored sessions
+    (:class:`vae.scorer_service.ledger.aggregate.SessionOutcome`).
     """
     words_total = errors_total = 0
     for o in outcomes:

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from recordings.models import TranscriptRecord
-from scorer_service.context import ScoringContext, TranscriptLine
+from vae.recordings.models import TranscriptRecord
+from vae.scorer_service.context import ScoringContext, TranscriptLine
 
 ASR_ERROR = "asr_error"
 #: The channel holding what a side said, and what the bridge delivered to a listener.

@@ -19,13 +19,13 @@ from typing import Any
 import grpc
 import pytest
 
-from bots.client import Brain
-from bots.runner import BotConfig, run_bots
-from bots.scripted import play_script
-from bots.speech import BuzzSynthesiser, Synthesiser
-from bridge_service.config import BridgeSettings
-from bridge_service.server import BridgeServer
+from vae.bots.brains.scripted import play_script
+from vae.bots.client import Brain
+from vae.bots.runner import BotConfig, run_bots
+from vae.bots.sound.speech import BuzzSynthesiser, Synthesiser
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.config import BridgeSettings
+from vae.bridge_service.server import BridgeServer
 
 
 @pytest.fixture

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from bots.llm import END_TOOLS, tool_specs
-from bridge_service.config import BridgeSettings
-from bridge_service.server import BridgeServer
-from cli.main import vae
-from recordings.reader import RecordingReader
 from tests.bots.conftest import run_with_bots
+from vae.bots.brains.llm import END_TOOLS, tool_specs
+from vae.bridge_service.config import BridgeSettings
+from vae.bridge_service.server import BridgeServer
+from vae.cli.main import vae
+from vae.recordings.read.reader import RecordingReader
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,7 +60,7 @@ async def test_vae_bot_subprocess_plays_a_session(bridge: BridgeServer) -> None:
     }
     env = dict(os.environ, VAE_BOT_TTS="buzz")
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cli.main", "bot", "user", "--bridge", bridge.address,
+        sys.executable, "-m", "vae.cli.main", "bot", "user", "--bridge", bridge.address,
         "--sessions", "1", "--log-level", "warning",
         cwd=ROOT, env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
@@ -87,7 +87,7 @@ async def test_vae_bot_without_the_bridges_token_fails_clearly(tmp_path: Path) -
     settings = BridgeSettings(address="127.0.0.1:0")
     async with BridgeServer(tmp_path / "vae.db", settings, token="s3cret") as bridge:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "cli.main", "bot", "user", "--bridge", bridge.address,
+            sys.executable, "-m", "vae.cli.main", "bot", "user", "--bridge", bridge.address,
             "--tts", "buzz", cwd=ROOT, env=dict(os.environ, VAE_TOKEN=""),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip

@@ -12,14 +12,14 @@ import asyncio
 import json
 from typing import Any
 
-from bots.llm import LlmBrain, LlmSettings
-from bots.openai_server import OpenAICompatibleServer
-from bridge_service.server import BridgeServer
-from recordings.models import EventKind, Side
-from recordings.reader import RecordingReader
-from scorer_service.config import ScoringConfig
-from scorer_service.rescore import rescore
 from tests.bots.conftest import run_with_bots
+from vae.bots.brains.llm import LlmBrain, LlmSettings
+from vae.bots.stand_in.openai_server import OpenAICompatibleServer
+from vae.bridge_service.server import BridgeServer
+from vae.recordings.models import EventKind, Side
+from vae.recordings.read.reader import RecordingReader
+from vae.scorer_service.config import ScoringConfig
+from vae.scorer_service.scoring.rescore import rescore
 
 LONG = "Let me explain our baggage policy: each checked bag may weigh twenty three kilos."
 
@@ -157,8 +157,8 @@ async def test_transcript_sharing_reaches_the_peer_only_when_enabled(
 async def test_a_bot_released_without_a_session_rejoins_and_stops_cleanly(
     bridge: BridgeServer,
 ) -> None:
-    from bots.runner import BotConfig, run_bots
-    from bots.speech import BuzzSynthesiser
+    from vae.bots.runner import BotConfig, run_bots
+    from vae.bots.sound.speech import BuzzSynthesiser
 
     stop = asyncio.Event()
     config = BotConfig(bridge.address, "user", lambda: None, synth=BuzzSynthesiser())  # type: ignore[arg-type,return-value]

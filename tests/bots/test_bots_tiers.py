@@ -7,14 +7,14 @@ the real ``openai`` client, and the session's clock waits for it.
 
 from __future__ import annotations
 
-from bots.llm import LlmBrain, LlmSettings
-from bots.openai_server import OpenAICompatibleServer
-from bridge_service.server import BridgeServer
-from recordings.models import EventKind, Side
-from recordings.reader import RecordingReader
 from tests.bots.conftest import run_with_bots
 from tests.bots.test_bots_bridge import ScriptedLlm, llm_scenario
+from vae.bots.brains.llm import LlmBrain, LlmSettings
+from vae.bots.stand_in.openai_server import OpenAICompatibleServer
+from vae.bridge_service.server import BridgeServer
 from vae.common.v1 import common_pb2
+from vae.recordings.models import EventKind, Side
+from vae.recordings.read.reader import RecordingReader
 
 
 async def test_the_llm_bot_reads_and_answers_text_turns_on_the_virtual_clock(

@@ -47,7 +47,7 @@ async def spawn(*args: str, **env: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "cli.main",
+        "vae.cli.main",
         *args,
         cwd=ROOT,
         stdout=asyncio.subprocess.PIPE,

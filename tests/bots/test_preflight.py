@@ -6,7 +6,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2
 
-from bots.preflight import SERVICE, BridgeUnusable, check_bridge
+from vae.bots.preflight import SERVICE, BridgeUnusable, check_bridge
 from vae.serving import start_server
 
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import yaml
 
-from bots.listening import rms_dbfs
-from bots.scripted import ScriptError, parse_script
-from bots.speech import BuzzSynthesiser, default_synthesiser
-from recordings.scenarios.parse import scenario_from_dict
+from vae.bots.brains.scripted import ScriptError, parse_script
+from vae.bots.sound.listening import rms_dbfs
+from vae.bots.sound.speech import BuzzSynthesiser, default_synthesiser
+from vae.recordings.scenarios.parse import scenario_from_dict
 
 SUITE = Path(__file__).resolve().parents[2] / "examples" / "suite"
 

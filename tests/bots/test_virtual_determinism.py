@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 import yaml
 
-from bots.speech import default_synthesiser
-from bridge_service.server import BridgeServer
-from recordings.models import Channel
-from recordings.reader import RecordingReader
 from tests.bots.conftest import run_with_bots
+from vae.bots.sound.speech import default_synthesiser
+from vae.bridge_service.server import BridgeServer
 from vae.common.v1 import common_pb2
+from vae.recordings.models import Channel
+from vae.recordings.read.reader import RecordingReader
 
 SUITE = Path(__file__).resolve().parents[2] / "examples" / "suite"
 

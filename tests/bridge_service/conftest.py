@@ -12,9 +12,9 @@ from typing import Any
 import grpc
 import pytest
 
-from bridge_service.config import BridgeSettings
-from bridge_service.server import BridgeServer
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.config import BridgeSettings
+from vae.bridge_service.server import BridgeServer
 
 #: Short timings so end conditions happen within a test's patience.
 TEST_SETTINGS = BridgeSettings(

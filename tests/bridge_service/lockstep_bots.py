@@ -20,10 +20,10 @@ from typing import Any
 import grpc
 import numpy as np
 
-from bridge_service.server import BridgeServer
 from tests.bridge_service.bots import fmt
 from tests.helpers import wait_until
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.server import BridgeServer
 from vae.common.v1 import common_pb2
 
 

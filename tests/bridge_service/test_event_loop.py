@@ -7,7 +7,7 @@ import importlib.util
 
 import pytest
 
-from bridge_service.event_loop import EventLoopError, loop_factory, run
+from vae.bridge_service.event_loop import EventLoopError, loop_factory, run
 
 
 async def _loop_type() -> str:

@@ -8,15 +8,15 @@ from pathlib import Path
 import numpy as np
 import soundfile
 
-from bridge_service.noise import NoiseSource
-from bridge_service.server import BridgeServer
-from recordings.models import EventKind
-from recordings.reader import RecordingReader
-from recordings.scenarios.model import NoiseConfig
 from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import run_pair, scenario
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.audio.noise import NoiseSource
+from vae.bridge_service.server import BridgeServer
 from vae.common.v1 import common_pb2
+from vae.recordings.models import EventKind
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.scenarios.model import NoiseConfig
 
 AGENT = common_pb2.ROLE_AGENT
 

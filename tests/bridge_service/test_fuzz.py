@@ -39,12 +39,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bridge_service.server import BridgeServer
-from recordings.reader import RecordingReader
 from tests.bridge_service.bots import TestBot, fmt, tone
 from tests.bridge_service.conftest import TEST_SETTINGS, inline, scenario
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.server import BridgeServer
 from vae.common.v1 import common_pb2
+from vae.recordings.read.reader import RecordingReader
 
 # Real-time delivery beside a load of its own: not beside other tests (see the Makefile).
 pytestmark = pytest.mark.serial

@@ -18,14 +18,14 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
-from bridge_service.server import BridgeServer
-from recordings.reader import RecordingReader
-from recordings.selection import ResumeState, classify_resume
 from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import TEST_SETTINGS, scenario, start_run, watch
 from tests.pg import PgServer, own_server
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.server import BridgeServer
 from vae.common.v1 import common_pb2
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.read.selection import ResumeState, classify_resume
 
 
 @pytest.fixture

@@ -24,13 +24,13 @@ from pathlib import Path
 import grpc
 import pytest
 
-from bridge_service.server import BridgeServer
-from recordings.reader import RecordingReader
 from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import TEST_SETTINGS, scenario, start_run, watch
 from tests.tmpfs import small_tmpfs
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.server import BridgeServer
 from vae.common.v1 import common_pb2
+from vae.recordings.read.reader import RecordingReader
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -103,7 +103,7 @@ async def test_sigterm_ends_a_bridge_whose_disk_is_full(small_disk: Path) -> Non
     """A real `vae bridge serve` process: full disk mid-run, then SIGTERM — a prompt exit."""
     root = ROOT
     bridge = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cli.main", "bridge", "serve", "--address", "127.0.0.1:0",
+        sys.executable, "-m", "vae.cli.main", "bridge", "serve", "--address", "127.0.0.1:0",
         "--db", str(small_disk / "vae.db"), "--final-state-timeout", "1",
         cwd=root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(root)},

@@ -13,13 +13,13 @@ from typing import Any
 
 import yaml
 
-from bridge_service.server import BridgeServer
-from recordings.models import SessionStatus
-from recordings.reader import RecordingReader
 from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import scenario
 from tests.helpers import ROOT, cli, closed_port, wait_until
+from vae.bridge_service.server import BridgeServer
 from vae.common.v1 import common_pb2
+from vae.recordings.models import SessionStatus
+from vae.recordings.read.reader import RecordingReader
 
 
 async def linger(bot: TestBot) -> None:
@@ -51,7 +51,7 @@ async def row_ctrl_c_then_resume(tmp_path: Path, bridge: BridgeServer) -> None:
     lingering = bots(bridge.address, run_id, linger, 2)
     tasks = [asyncio.create_task(b.run()) for b in lingering]
     proc = await asyncio.create_subprocess_exec(
-        *[sys.executable, "-m", "cli.main", "run", str(suite), "--bridge", bridge.address],
+        *[sys.executable, "-m", "vae.cli.main", "run", str(suite), "--bridge", bridge.address],
         *["--run-id", run_id, "--concurrency", "2"],
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -110,7 +110,7 @@ async def row_ctrl_c_then_resume(tmp_path: Path, bridge: BridgeServer) -> None:
 async def row_ctrl_c_during_demo(tmp_path: Path) -> None:
     db = tmp_path / "demo.db"
     proc = await asyncio.create_subprocess_exec(
-        *[sys.executable, "-m", "cli.main", "demo", "--db", str(db)],
+        *[sys.executable, "-m", "vae.cli.main", "demo", "--db", str(db)],
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         cwd=ROOT,

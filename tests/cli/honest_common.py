@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from recordings.reader import RecordingReader
+from vae.recordings.read.reader import RecordingReader
 
 IMPORTED = "2024-06-01T10-22-33"
 #: Every gating signal, so a judge signal that is not decided shows in the composite.

@@ -8,10 +8,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from recordings.reader import RecordingReader
 from tests.cli.honest_common import IMPORTED
 from tests.helpers import cli
 from tests.interop import nemo_fixture as fx
+from vae.recordings.read.reader import RecordingReader
 
 
 def results(tmp_path: Path) -> Path:

@@ -9,14 +9,14 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from recordings.reader import RecordingReader
-from recordings.writer import open_writer
-from scorer_service import ledger
-from scorer_service.server import start_scorer
 from tests.cli.honest_common import ALL_SIGNALS, verdicts
 from tests.factories import write_run
 from tests.helpers import ROOT, cli, closed_port, wait_until
 from tests.scorer_service.conftest import FakeJudge, standard_sessions
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.write.writer import open_writer
+from vae.scorer_service.edge.server import start_scorer
+from vae.scorer_service.ledger import scorings as ledger
 
 
 async def judge_db(tmp_path: Path) -> tuple[Path, Path]:
@@ -121,7 +121,7 @@ async def row_rescore_killed(tmp_path: Path) -> None:
     judge.default = "hang"  # holds every request open until released
     judge.thread.start()
     proc = await asyncio.create_subprocess_exec(
-        *[sys.executable, "-m", "cli.main", "rescore", "--run", "2024", "--db", str(db)],
+        *[sys.executable, "-m", "vae.cli.main", "rescore", "--run", "2024", "--db", str(db)],
         *["--overrides", str(overrides), "--judge-base-url", judge.base_url],
         *["--judge-model", "m", "--judge-timeout", "60"],
         stdout=asyncio.subprocess.DEVNULL,

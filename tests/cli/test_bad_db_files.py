@@ -28,9 +28,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.main import vae
 from tests.factories import SessionSpec, conversation, scenario, write_run_sync
 from tests.interop import nemo_fixture
+from vae.cli.main import vae
 
 RUN = "2024-06-01T10-00-00"
 
@@ -201,7 +201,7 @@ def test_bad_database_file(
 
 def _serve(args: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "cli.main", *args],
+        [sys.executable, "-m", "vae.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=60,

@@ -9,11 +9,11 @@ from pathlib import Path
 import grpc
 import yaml
 
-from bridge_service.server import BridgeServer
 from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import scenario
 from tests.helpers import cli
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.server import BridgeServer
 from vae.common.v1 import common_pb2
 
 HOSTILE = "script line 3: unknown key 'sey' </script><b>x</b>"

@@ -14,8 +14,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from cli.common import setup_logging
-from cli.main import COMMANDS, vae
+from vae.cli.common import setup_logging
+from vae.cli.main import COMMANDS, vae
 
 HEAVY = (
     "grpc", "openai", "numpy", "httpx", "aiosqlite", "soundfile", "google.protobuf", "tqdm",
@@ -28,7 +28,7 @@ LOGGING_COMMANDS = [
 
 PROBE = """
 import sys
-from cli.main import vae
+from vae.cli.main import vae
 try:
     vae(sys.argv[1:], standalone_mode=False)
 finally:
@@ -109,9 +109,10 @@ def test_third_party_logs_are_quiet_unless_debugging() -> None:
 
 
 def test_defaults_repeated_for_fast_help_match_their_source() -> None:
-    from bridge_service.config import BridgeSettings
-    from cli import bridge_cmd, rescore_cmd
-    from scorer_service.config import END_POLICIES
+    from vae.bridge_service.config import BridgeSettings
+    from vae.cli.scoring import rescore_cmd
+    from vae.cli.servers import bridge_cmd
+    from vae.scorer_service.config import END_POLICIES
 
     assert BridgeSettings.wait_timeout_s == bridge_cmd.WAIT_TIMEOUT_S
     assert BridgeSettings.final_state_timeout_s == bridge_cmd.FINAL_STATE_TIMEOUT_S

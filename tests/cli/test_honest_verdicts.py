@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from bridge_service.server import BridgeServer
 from tests.cli.honest_bridge_rows import (
     row_connector_refuses,
     row_ctrl_c_during_demo,
@@ -37,6 +36,7 @@ from tests.cli.honest_judge_rows import (
     row_no_judge_refused,
     row_rescore_killed,
 )
+from vae.bridge_service.server import BridgeServer
 
 #: Rows that drive the in-process bridge; the others start what they need themselves.
 BRIDGE_ROWS: dict[str, Callable[[Path, BridgeServer], Awaitable[None]]] = {

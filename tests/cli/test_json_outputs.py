@@ -21,16 +21,17 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from cli.main import vae
 from tests.factories import write_run_sync
 from tests.scorer_service.conftest import standard_sessions
+from vae.cli.main import vae
 
 ROOT = Path(__file__).resolve().parents[2]
 NO_AUDIO = ["--only", "action_match", "--only", "db_state_match", "--only", "clean_exit"]
-# compare: tests/cli/test_compare_cmd.py; import calls: tests/cli/test_replay_cmd.py;
-# label, labels import|list: tests/cli/test_label_cmd.py; scores agree: tests/cli/test_agree_cmd.py;
+# compare: tests/cli/scoring/test_compare_cmd.py; import calls: tests/cli/runs/test_replay_cmd.py;
+# label, labels import|list: tests/cli/labels/test_label_cmd.py;
+# scores agree: tests/cli/labels/test_agree_cmd.py;
 # review (serves until stopped): tests/scorer_service/review/helpers.py;
-# gate: tests/cli/test_gate_cmd.py.
+# gate: tests/cli/gate/test_gate_cmd.py.
 COVERED_ELSEWHERE = {
     "run", "demo", "import nemo", "compare", "import calls", "label", "labels import",
     "labels list", "scores agree", "review", "gate",
@@ -92,7 +93,16 @@ def test_judge_serve_prints_one_document_then_serves(tmp_path: Path) -> None:
     from openai import OpenAI
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cli.main", "judge", "serve", "--address", "127.0.0.1:0", "--json"],
+        [
+            sys.executable,
+            "-m",
+            "vae.cli.main",
+            "judge",
+            "serve",
+            "--address",
+            "127.0.0.1:0",
+            "--json",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

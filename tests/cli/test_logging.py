@@ -6,16 +6,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bots.offline_judge import MODEL, offline_judge_server
 from tests.factories import write_run_sync
 from tests.scorer_service.conftest import standard_sessions
+from vae.bots.stand_in.offline_judge import MODEL, offline_judge_server
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _rescore(db: Path, base_url: str, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "cli.main", "rescore", "--run", "2024", "--db", str(db),
+        [sys.executable, "-m", "vae.cli.main", "rescore", "--run", "2024", "--db", str(db),
          "--only", "judge", "--allow-unscored",  # the other gating signals are not scored
          "--judge-base-url", base_url, "--judge-model", MODEL, *extra],
         capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,

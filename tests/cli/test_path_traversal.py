@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.main import vae
 from tests.factories import SessionSpec, conversation, scenario, write_run_sync
 from tests.interop import nemo_fixture
+from vae.cli.main import vae
 
 EVIL_RUN = "../evil-x"
 
@@ -83,8 +83,8 @@ def test_import_slugs_hostile_directory_names(tmp_path: Path) -> None:
     db = tmp_path / "vae.db"
     result = CliRunner().invoke(vae, ["import", "nemo", str(results), "--db", str(db), "--json"])
     assert result.exit_code in (0, 1), result.output
-    from recordings.identifiers import is_valid
-    from recordings.reader import RecordingReader
+    from vae.recordings.identifiers import is_valid
+    from vae.recordings.read.reader import RecordingReader
 
     with RecordingReader(db) as reader:
         (run_id,) = reader.run_ids()
@@ -94,6 +94,6 @@ def test_import_slugs_hostile_directory_names(tmp_path: Path) -> None:
 
 
 def nemo_fixture_is_scenario(path: Path) -> bool:
-    from recordings.importers.nemo_layout import is_scenario_dir
+    from vae.recordings.importers.nemo.layout import is_scenario_dir
 
     return is_scenario_dir(path) and ".killed." not in path.name

@@ -29,14 +29,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from cli.main import vae
-from recordings import pg
-from recordings.locator import locate
 from tests.factories import SessionSpec, conversation, scenario, write_run_sync
 from tests.helpers import closed_port
 from tests.interop import nemo_fixture
 from tests.pg import PgServer
 from tests.recordings.calls_fixture import write_sidecars, write_stereo
+from vae.cli.main import vae
+from vae.recordings.backends import pg
+from vae.recordings.backends.locator import locate
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = "2024-06-01T10-00-00"
@@ -159,7 +159,7 @@ def test_bad_postgres_database(
 
 def _serve(args: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "cli.main", *args],
+        [sys.executable, "-m", "vae.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=60,

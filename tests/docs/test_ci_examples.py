@@ -34,9 +34,9 @@ import pytest
 import yaml
 from junitparser import Error, Failure
 
-from recordings.reader import RecordingReader
 from tests.docs.ci_runner import Job, run_github, run_gitlab
 from tests.helpers import ROOT, closed_port, free_port
+from vae.recordings.read.reader import RecordingReader
 
 GITHUB = ROOT / "examples" / "ci" / "github-actions.yml"
 GITLAB = ROOT / "examples" / "ci" / "gitlab-ci.yml"

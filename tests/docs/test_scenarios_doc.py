@@ -15,10 +15,10 @@ from typing import Any
 
 import yaml
 
-from recordings.scenarios.lint import lint_arguments
-from recordings.scenarios.parts import DB_OPERATORS, EFFECT_OPERATIONS
-from recordings.scenarios.schema import scenario_schema
 from tests.docs.test_shell_blocks import ROOT, blocks
+from vae.recordings.scenarios.lint import lint_arguments
+from vae.recordings.scenarios.parts import DB_OPERATORS, EFFECT_OPERATIONS
+from vae.recordings.scenarios.schema import scenario_schema
 
 DOC = ROOT / "docs" / "scenarios.md"
 EXAMPLE = "my-scenarios/dentist_booking.yaml"

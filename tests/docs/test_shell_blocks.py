@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pytest
 
-from bots.offline_judge import offline_judge_server
+from vae.bots.stand_in.offline_judge import offline_judge_server
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIM = Path(__file__).with_name("vae_docs_shim.py")

@@ -11,7 +11,7 @@ names (``--db FILE``, else ``$VAE_DB``, else ``vae.db``):
 
 An argument containing the stand-in judge's documented address
 (``127.0.0.1:8090``) gets the address of the judge the test started
-(``$VAE_DOCS_JUDGE_ADDRESS``). Then it runs ``python -m cli.main``.
+(``$VAE_DOCS_JUDGE_ADDRESS``). Then it runs ``python -m vae.cli.main``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _db(args: list[str]) -> str:
 
 
 def _values(db: str) -> dict[str, str]:
-    from recordings.reader import RecordingReader
+    from vae.recordings.read.reader import RecordingReader
 
     with RecordingReader(db) as reader:
         runs = reader.list_runs("", 0)
@@ -62,7 +62,7 @@ def main() -> None:
     judge = os.environ.get("VAE_DOCS_JUDGE_ADDRESS")
     if judge:
         args = [a.replace(JUDGE_ADDRESS, judge) for a in args]
-    os.execv(sys.executable, [sys.executable, "-m", "cli.main", *args])
+    os.execv(sys.executable, [sys.executable, "-m", "vae.cli.main", *args])
 
 
 if __name__ == "__main__":

@@ -19,11 +19,11 @@ from typing import Any
 import grpc
 import pytest
 
-from bridge_service.config import BridgeSettings
-from bridge_service.server import BridgeServer
-from scorer_service.server import start_scorer
 from tests.helpers import free_port
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.config import BridgeSettings
+from vae.bridge_service.server import BridgeServer
+from vae.scorer_service.edge.server import start_scorer
 from vae.serving import RunningServer
 
 ROOT = Path(__file__).resolve().parents[2]

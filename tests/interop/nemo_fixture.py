@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from recordings.canonical import state_hash
 from tests.conftest import tone
+from vae.recordings.canonical import state_hash
 
 RATE = 16000
 START = "2024-06-01T10:22:40.000000"

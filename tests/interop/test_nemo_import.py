@@ -13,20 +13,21 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from bots.openai_server import OpenAICompatibleServer
-from cli.main import vae
-from recordings.errors import StorageError
-from recordings.importers import ImportSourceError, import_nemo, nemo
-from recordings.importers.nemo_files import parse_context, read_wav
-from recordings.models import Channel, EventKind, SessionStatus, Side, Verdict
-from recordings.reader import RecordingReader
-from recordings.scenarios.model import SuccessSignal
-from recordings.scenarios.parse import scenario_from_dict
-from recordings.selection import ResumeState, classify_resume
-from recordings.writer import open_writer
-from scorer_service.config import JudgeSettings, ScoringConfig
-from scorer_service.rescore import rescore
 from tests.interop import nemo_fixture as fx
+from vae.bots.stand_in.openai_server import OpenAICompatibleServer
+from vae.cli.main import vae
+from vae.recordings.errors import StorageError
+from vae.recordings.importers import ImportSourceError, import_nemo
+from vae.recordings.importers.nemo import importer as nemo
+from vae.recordings.importers.nemo.files import parse_context, read_wav
+from vae.recordings.models import Channel, EventKind, SessionStatus, Side, Verdict
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.read.selection import ResumeState, classify_resume
+from vae.recordings.scenarios.model import SuccessSignal
+from vae.recordings.scenarios.parse import scenario_from_dict
+from vae.recordings.write.writer import open_writer
+from vae.scorer_service.config import JudgeSettings, ScoringConfig
+from vae.scorer_service.scoring.rescore import rescore
 
 RUN_ID = "2024-06-01T10-22-33"
 

@@ -21,14 +21,14 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase,
 )
 
-from bots.runner import BotConfig, run_bots
-from bots.scripted import play_script
-from bridge_service.server import BridgeServer
-from recordings.models import EventKind, Side
-from recordings.reader import RecordingReader
 from tests.conftest import require_tool
 from tests.interop.conftest import NODE_DIR, require_path, start_run, watch_until_done
+from vae.bots.brains.scripted import play_script
+from vae.bots.runner import BotConfig, run_bots
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.server import BridgeServer
+from vae.recordings.models import EventKind, Side
+from vae.recordings.read.reader import RecordingReader
 from vae.serving import RunningServer
 
 SCENARIO = {

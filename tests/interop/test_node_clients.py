@@ -19,15 +19,15 @@ from pathlib import Path
 import grpc
 import pytest
 
-from bots.runner import BotConfig, run_bots
-from bots.scripted import play_script
-from bridge_service.config import BridgeSettings
-from bridge_service.server import BridgeServer
-from recordings.reader import RecordingReader
 from tests.interop.conftest import NODE_DIR, ROOT, SETTINGS, start_run, watch_until_done
 from tests.interop.test_node import node_ready
 from tests.tls import self_signed
+from vae.bots.brains.scripted import play_script
+from vae.bots.runner import BotConfig, run_bots
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.config import BridgeSettings
+from vae.bridge_service.server import BridgeServer
+from vae.recordings.read.reader import RecordingReader
 from vae.serving import TlsFiles, client_channel
 
 TOKEN = "s3cret-token"
@@ -145,7 +145,7 @@ async def secure_bridge(db_path: Path, tmp_path: Path) -> AsyncIterator[tuple[Br
 
 async def vae_bot(*args: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cli.main", "bot", *args,
+        sys.executable, "-m", "vae.cli.main", "bot", *args,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
     )  # fmt: skip
 
@@ -193,7 +193,7 @@ async def test_a_wrong_token_or_ca_ends_every_client_clearly(
     )  # fmt: skip
     user = await vae_bot("user", "--bridge", address, "--tls-ca", str(use_ca), "--token", token)
     run = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cli.main", "run", str(ROOT / "examples" / "suite"),
+        sys.executable, "-m", "vae.cli.main", "run", str(ROOT / "examples" / "suite"),
         "--bridge", address, "--tls-ca", str(use_ca), "--token", token,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
     )  # fmt: skip

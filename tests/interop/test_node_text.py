@@ -12,15 +12,15 @@ import asyncio
 import json
 from pathlib import Path
 
-from bots.runner import BotConfig, run_bots
-from bots.scripted import play_script
-from bridge_service.server import BridgeServer
-from recordings.models import Channel, EventKind, Side
-from recordings.reader import RecordingReader
 from tests.interop.conftest import start_run, watch_until_done
 from tests.interop.test_node import SCENARIO, node_ready, run_node
+from vae.bots.brains.scripted import play_script
+from vae.bots.runner import BotConfig, run_bots
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.server import BridgeServer
 from vae.common.v1 import common_pb2
+from vae.recordings.models import Channel, EventKind, Side
+from vae.recordings.read.reader import RecordingReader
 
 
 async def test_node_agent_text_session(

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import grpc
 
-from bots.runner import BotConfig, run_bots
-from bots.scripted import play_script
-from recordings.reader import RecordingReader
 from tests.helpers import start_bridge
 from tests.interop.conftest import start_run, watch_until_done
 from tests.interop.test_node import SCENARIO, node_ready, run_node
+from vae.bots.brains.scripted import play_script
+from vae.bots.runner import BotConfig, run_bots
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.recordings.read.reader import RecordingReader
 
 
 async def test_the_node_agent_is_served_by_the_front_door_of_a_bridge_with_workers(

@@ -16,21 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bots.runner import BotConfig, run_bots
-from bots.scripted import play_script
-from bridge_service.connectors.base import (
-    ConnectorConfig,
-    FinalStatePart,
-    SessionEndingOut,
-    SessionStartInfo,
-)
-from bridge_service.connectors.pipecat import PipecatEndpoint, dial
-from bridge_service.server import BridgeServer
-from recordings.models import Channel, EventKind, SessionStatus, Side, Verdict
-from recordings.models import Side as RecSide
-from recordings.reader import RecordingReader
-from scorer_service.config import ScoringConfig
-from scorer_service.rescore import rescore
 from tests.helpers import free_port
 from tests.interop.conftest import (
     PIPECAT_BOT,
@@ -39,7 +24,22 @@ from tests.interop.conftest import (
     subprocess_until_ready,
     watch_until_done,
 )
+from vae.bots.brains.scripted import play_script
+from vae.bots.runner import BotConfig, run_bots
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.connectors.base import (
+    ConnectorConfig,
+    FinalStatePart,
+    SessionEndingOut,
+    SessionStartInfo,
+)
+from vae.bridge_service.connectors.pipecat.connector import PipecatEndpoint, dial
+from vae.bridge_service.server import BridgeServer
+from vae.recordings.models import Channel, EventKind, SessionStatus, Side, Verdict
+from vae.recordings.models import Side as RecSide
+from vae.recordings.read.reader import RecordingReader
+from vae.scorer_service.config import ScoringConfig
+from vae.scorer_service.scoring.rescore import rescore
 
 BOOKING = {"confirmed": True, "answers": 1}
 SCENARIO = {
@@ -187,8 +187,8 @@ async def test_connector_against_the_bot_directly(pipecat_bot: str) -> None:
 
 
 async def test_dialling_nothing_fails_clearly() -> None:
-    from bridge_service.connectors.base import ConnectorError
     from tests.helpers import free_port
+    from vae.bridge_service.connectors.base import ConnectorError
 
     url = f"ws://127.0.0.1:{free_port()}"
     with pytest.raises(ConnectorError, match="cannot reach pipecat bot"):
@@ -201,9 +201,9 @@ async def test_dialling_nothing_fails_clearly() -> None:
 
 async def test_connect_timeout_bounds_a_refusing_pipecat_endpoint() -> None:
     """Only the pool retries a refused dial: connect_timeout_s is the bound, not 5 x backoff."""
-    from bridge_service.connectors.base import ConnectorError
-    from bridge_service.connectors.pool import ConnectorPools
     from tests.interop.conftest import free_port
+    from vae.bridge_service.connectors.base import ConnectorError
+    from vae.bridge_service.connectors.pool import ConnectorPools
 
     url = f"ws://127.0.0.1:{free_port()}"
     config = ConnectorConfig("pipecat", url, {}, connect_timeout_s=1.0)

@@ -22,21 +22,16 @@ from pathlib import Path
 
 import pytest
 
-from bots.runner import BotConfig, run_bots
-from bots.scripted import play_script
-from bridge_service.connectors.base import ConnectorConfig
-from bridge_service.connectors.pipecat import dial
-from bridge_service.connectors.pool import ConnectorPools
-from bridge_service.server import BridgeServer
-from recordings.models import Side
-from recordings.reader import RecordingReader
 from tests.helpers import free_port
-from tests.interop.conftest import (
-    PIPECAT_BOT,
-    ROOT,
-    require_pipecat_venv,
-    subprocess_until_ready,
-)
+from tests.interop.conftest import PIPECAT_BOT, ROOT, require_pipecat_venv, subprocess_until_ready
+from vae.bots.brains.scripted import play_script
+from vae.bots.runner import BotConfig, run_bots
+from vae.bridge_service.connectors.base import ConnectorConfig
+from vae.bridge_service.connectors.pipecat.connector import dial
+from vae.bridge_service.connectors.pool import ConnectorPools
+from vae.bridge_service.server import BridgeServer
+from vae.recordings.models import Side
+from vae.recordings.read.reader import RecordingReader
 
 SUITE = ROOT / "examples" / "suite"
 
@@ -51,7 +46,7 @@ def suite_of(tmp_path: Path, *names: str) -> Path:
 
 async def vae(*args: str) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cli.main", *args,
+        sys.executable, "-m", "vae.cli.main", *args,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
     )  # fmt: skip
     out, err = await proc.communicate()

@@ -17,17 +17,17 @@ from pathlib import Path
 import grpc
 import pytest
 
-from bots.runner import BotConfig, run_bots
-from bots.scripted import play_script
-from bridge_service.server import BridgeServer
-from recordings.models import Channel, EventKind, SessionStatus, Side, Verdict
-from recordings.reader import RecordingReader
-from scorer_service.config import ScoringConfig
-from scorer_service.rescore import rescore
 from tests.interop.conftest import start_run, watch_until_done
 from tests.interop.test_pipecat import BOOKING, SCENARIO
+from vae.bots.brains.scripted import play_script
+from vae.bots.runner import BotConfig, run_bots
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.server import BridgeServer
 from vae.common.v1 import common_pb2
+from vae.recordings.models import Channel, EventKind, SessionStatus, Side, Verdict
+from vae.recordings.read.reader import RecordingReader
+from vae.scorer_service.config import ScoringConfig
+from vae.scorer_service.scoring.rescore import rescore
 
 TEXT = common_pb2.MODALITY_TEXT
 

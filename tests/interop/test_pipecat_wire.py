@@ -12,8 +12,9 @@ import subprocess
 
 import pytest
 
-from bridge_service.connectors.base import ConnectorError
-from bridge_service.connectors.pipecat_frames import (
+from tests.interop.conftest import require_pipecat_venv
+from vae.bridge_service.connectors.base import ConnectorError
+from vae.bridge_service.connectors.pipecat.frames import (
     AudioFrame,
     FrameDecodeError,
     InterruptionFrame,
@@ -23,10 +24,9 @@ from bridge_service.connectors.pipecat_frames import (
     decode,
     encode,
 )
-from bridge_service.connectors.pipecat_options import parse_options
-from bridge_service.connectors.pipecat_rtvi import RtviOptions, RtviTranslator
-from recordings.models import EventKind, Side
-from tests.interop.conftest import require_pipecat_venv
+from vae.bridge_service.connectors.pipecat.options import parse_options
+from vae.bridge_service.connectors.pipecat.rtvi import RtviOptions, RtviTranslator
+from vae.recordings.models import EventKind, Side
 
 FRAMES = [
     AudioFrame(b"\x01\x00\xff\x7f" * 40, 24000, 1, pts=123456789),
@@ -218,8 +218,8 @@ def test_connector_options_are_validated() -> None:
 
 
 def test_start_messages_shapes() -> None:
-    from bridge_service.connectors.base import SessionStartInfo
-    from bridge_service.connectors.pipecat_messages import Requests, start_messages
+    from vae.bridge_service.connectors.base import SessionStartInfo
+    from vae.bridge_service.connectors.pipecat.messages import Requests, start_messages
 
     start = SessionStartInfo(
         "r",

@@ -20,13 +20,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bots.runner import BotConfig, run_bots
-from bots.scripted import play_script
-from bridge_service.server import BridgeServer
-from recordings.models import Channel, EventKind, Side, Verdict
-from recordings.reader import RecordingReader
-from scorer_service.config import ScoringConfig
-from scorer_service.rescore import rescore
 from tests.helpers import free_port
 from tests.interop.conftest import (
     ROOT,
@@ -35,7 +28,14 @@ from tests.interop.conftest import (
     subprocess_until_ready,
     watch_until_done,
 )
+from vae.bots.brains.scripted import play_script
+from vae.bots.runner import BotConfig, run_bots
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.server import BridgeServer
+from vae.recordings.models import Channel, EventKind, Side, Verdict
+from vae.recordings.read.reader import RecordingReader
+from vae.scorer_service.config import ScoringConfig
+from vae.scorer_service.scoring.rescore import rescore
 
 TWILIO_BOT = ROOT / "examples" / "pipecat_bot" / "twilio_bot.py"
 ANSWER_S = 3.0
@@ -180,9 +180,9 @@ async def test_an_llm_caller_hears_an_audio_only_agent_through_its_recogniser(
     """``vae bot user --llm ... --asr openai``: the agent shares no transcripts (it is a phone
     line), so the LLM caller transcribes each of its turns through the real ``openai`` client
     (loopback ``/v1/audio/transcriptions``), acts on the text and reports it as HEARD."""
-    from bots.llm import LlmBrain, LlmSettings
-    from bots.openai_server import OpenAICompatibleServer
     from tests.stt_server import TranscriptionServer
+    from vae.bots.brains.llm import LlmBrain, LlmSettings
+    from vae.bots.stand_in.openai_server import OpenAICompatibleServer
     from vae.speech.stt import SttSettings, make_transcriber
 
     port, _ = twilio_bot

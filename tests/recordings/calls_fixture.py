@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from bots.speech import BuzzSynthesiser
+from vae.bots.sound.speech import BuzzSynthesiser
 
 RATE = 16000
 #: (side, start_s, text): agent greets, caller asks, agent answers, caller says bye, agent ends.

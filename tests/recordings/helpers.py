@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from recordings.audio import SegmentBuilder
-from recordings.connection import open_store_readonly
-from recordings.locator import StoreRef, locate
-from recordings.models import (
+from vae.recordings.audio import SegmentBuilder
+from vae.recordings.backends.connection import open_store_readonly
+from vae.recordings.backends.locator import StoreRef, locate
+from vae.recordings.models import (
     Channel,
     EventKind,
     EventRecord,
@@ -22,7 +22,7 @@ from recordings.models import (
     SessionStatus,
     Side,
 )
-from recordings.writer import RecordingWriter
+from vae.recordings.write.writer import RecordingWriter
 
 T0 = 1_700_000_000_000_000_000
 

@@ -12,12 +12,12 @@ import sys
 import threading
 from pathlib import Path
 
-from recordings.connection import open_store_readonly
-from recordings.locator import Locator
-from recordings.models import EventKind, EventRecord, Side
-from recordings.reader import RecordingReader
-from recordings.writer import open_writer
 from tests.recordings.helpers import add_run, add_session
+from vae.recordings.backends.connection import open_store_readonly
+from vae.recordings.backends.locator import Locator
+from vae.recordings.models import EventKind, EventRecord, Side
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.write.writer import open_writer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,8 +75,8 @@ async def test_reader_sees_consistent_prefixes_while_writing(store: Locator) -> 
 
 WRITER_SCRIPT = """
 import asyncio, sys
-from recordings.models import EventKind, EventRecord, Side
-from recordings.writer import open_writer
+from vae.recordings.models import EventKind, EventRecord, Side
+from vae.recordings.write.writer import open_writer
 from tests.recordings.helpers import add_run, add_session
 
 async def main(path):

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 
-from recordings.locator import Locator
-from recordings.models import EventKind, EventRecord, Side
-from recordings.reader import RecordingReader
-from recordings.writer import open_writer
 from tests.recordings.helpers import T0, add_run, add_session
+from vae.recordings.backends.locator import Locator
+from vae.recordings.models import EventKind, EventRecord, Side
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.write.writer import open_writer
 
 HOSTILE = json.loads('"booked \\ud800 </script> \\udfff\\ud83d\\ude00"')
 

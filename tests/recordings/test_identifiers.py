@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from recordings import identifiers
-from recordings.errors import ScenarioError
-from recordings.scenarios.parse import scenario_from_dict
-from recordings.selection import resolve_run
+from vae.recordings import identifiers
+from vae.recordings.errors import ScenarioError
+from vae.recordings.read.selection import resolve_run
+from vae.recordings.scenarios.parse import scenario_from_dict
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from recordings.connection import open_database
-from recordings.label_rows import latest_per_labeller
-from recordings.labels import (
+from tests.factories import SessionSpec, conversation, scenario, write_run_sync
+from vae.recordings.backends.connection import open_database
+from vae.recordings.backends.migrations import MIGRATIONS, migrate
+from vae.recordings.labels import (
     LabelError,
     LabelKind,
     LabelRecord,
@@ -20,10 +21,9 @@ from recordings.labels import (
     default_labeller,
     parse_verdict,
 )
-from recordings.migrations import MIGRATIONS, migrate
-from recordings.reader import RecordingReader
-from recordings.writer import open_writer
-from tests.factories import SessionSpec, conversation, scenario, write_run_sync
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.write.label_rows import latest_per_labeller
+from vae.recordings.write.writer import open_writer
 
 RUN = "2024-06-01T10-00-00"
 

@@ -7,13 +7,13 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from recordings.export import export_session, stereo_mix
-from recordings.locator import Locator
-from recordings.models import Channel, EventKind, EventRecord, FinalStateRecord, Side
-from recordings.reader import RecordingReader
-from recordings.writer import open_writer
 from tests.conftest import tone
 from tests.recordings.helpers import T0, add_run, add_session, stream_channel
+from vae.recordings.backends.locator import Locator
+from vae.recordings.models import Channel, EventKind, EventRecord, FinalStateRecord, Side
+from vae.recordings.read.export import export_session, stereo_mix
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.write.writer import open_writer
 
 RATE = 16000
 

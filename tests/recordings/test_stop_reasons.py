@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bridge_service.config import StopReason
-from recordings import stop_reasons
-from recordings.stop_reasons import TABLE, describe, is_finished, normalise
 from vae.bridge.v1 import bridge_pb2
+from vae.bridge_service.config import StopReason
+from vae.recordings import stop_reasons
+from vae.recordings.stop_reasons import TABLE, describe, is_finished, normalise
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "scoring.md"
 

@@ -7,13 +7,13 @@ import json
 import sys
 from pathlib import Path
 
-from scorer_service.config import ScoringConfig
-from scorer_service.rescore import rescore
 from tests.factories import SessionSpec, conversation, scenario, write_run
+from vae.scorer_service.config import ScoringConfig
+from vae.scorer_service.scoring.rescore import rescore
 
 READER = r"""
 import json, sys, time
-from recordings.reader import RecordingReader
+from vae.recordings.read.reader import RecordingReader
 path, run_id = sys.argv[1], sys.argv[2]
 loops, errors, seen = 0, [], None
 deadline = time.monotonic() + 60

@@ -16,15 +16,15 @@ from typing import Any
 import grpc
 import pytest
 
-from bridge_service.server import BridgeServer
-from scorer_service.config import ScoringConfig
-from scorer_service.rescore import rescore
-from scorer_service.server import start_scorer
 from tests.bridge_service.conftest import TEST_SETTINGS
 from tests.factories import SessionSpec, conversation, scenario, write_run
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.server import BridgeServer
 from vae.common.v1 import common_pb2
 from vae.scorer.v1 import scorer_pb2, scorer_pb2_grpc
+from vae.scorer_service.config import ScoringConfig
+from vae.scorer_service.edge.server import start_scorer
+from vae.scorer_service.scoring.rescore import rescore
 
 TOKEN = "s3cret-token"
 RUN_A, RUN_B = "2024-06-01T10-00-00", "2024-06-01T11-00-00"
@@ -207,7 +207,7 @@ async def test_converse_bad_input_codes(world: World) -> None:
 async def test_a_bug_is_internal_with_an_error_id_logged_once(
     world: World, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from scorer_service import ledger
+    from vae.scorer_service.ledger import scorings as ledger
 
     def broken(*_args: Any) -> Any:
         raise KeyError("simulated bug")

@@ -13,17 +13,17 @@ from typing import Any
 import grpc
 import pytest
 
-from bridge_service.connectors import base
-from bridge_service.connectors.base import (
+from tests.bridge_service.conftest import scenario, start_run
+from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.connectors import base
+from vae.bridge_service.connectors.base import (
     ConnectorConfig,
     ConnectorOptionsError,
     check_connector,
     register_connector,
 )
-from bridge_service.connectors.fake import dial as fake_dial
-from bridge_service.server import BridgeServer
-from tests.bridge_service.conftest import scenario, start_run
-from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.connectors.fake import dial as fake_dial
+from vae.bridge_service.server import BridgeServer
 
 
 @pytest.mark.parametrize(

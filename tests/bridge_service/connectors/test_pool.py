@@ -8,16 +8,16 @@ import time
 
 import pytest
 
-from bridge_service.connectors.base import ConnectorConfig, ConnectorOptionsError
-from bridge_service.connectors.pool import ConnectorPools
-from bridge_service.run_exec import session_id_for
-from bridge_service.server import BridgeServer
-from recordings.errors import StorageError
-from recordings.models import SessionRecord, Side
-from recordings.reader import RecordingReader
 from tests.bridge_service.conftest import scenario, start_run, watch
 from tests.helpers import fake_connector
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.connectors.base import ConnectorConfig, ConnectorOptionsError
+from vae.bridge_service.connectors.pool import ConnectorPools
+from vae.bridge_service.runs.execute import session_id_for
+from vae.bridge_service.server import BridgeServer
+from vae.recordings.errors import StorageError
+from vae.recordings.models import SessionRecord, Side
+from vae.recordings.read.reader import RecordingReader
 
 USER = fake_connector("fake://user", speak_s=0.3, end=True)
 

@@ -21,7 +21,9 @@ import pytest
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
-from bridge_service.connectors.base import (
+from tests.bridge_service.conftest import scenario, start_run, watch
+from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.connectors.base import (
     BotAudio,
     BotEvent,
     ConnectorConfig,
@@ -30,14 +32,12 @@ from bridge_service.connectors.base import (
     SessionEndingOut,
     SessionStartInfo,
 )
-from bridge_service.connectors.twilio import dial
-from bridge_service.connectors.twilio_options import stream_sid
-from bridge_service.server import BridgeServer
-from recordings.bot_errors import bot_errors
-from recordings.models import EventKind, Side
-from recordings.reader import RecordingReader
-from tests.bridge_service.conftest import scenario, start_run, watch
-from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.connectors.twilio.connector import dial
+from vae.bridge_service.connectors.twilio.options import stream_sid
+from vae.bridge_service.server import BridgeServer
+from vae.recordings.models import EventKind, Side
+from vae.recordings.read.bot_errors import bot_errors
+from vae.recordings.read.reader import RecordingReader
 
 
 def media(seconds: float) -> str:
@@ -276,11 +276,11 @@ async def test_the_callers_keys_reach_a_twilio_agent_as_one_dtmf_message_per_key
     bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
 ) -> None:
     """The scripted caller's ``dtmf: "42#"`` over the Twilio connector: three messages."""
-    from bots.runner import BotConfig, run_bots
-    from bots.scripted import play_script
-    from bots.speech import BuzzSynthesiser
-    from recordings.models import Channel
     from vae import dtmf
+    from vae.bots.brains.scripted import play_script
+    from vae.bots.runner import BotConfig, run_bots
+    from vae.bots.sound.speech import BuzzSynthesiser
+    from vae.recordings.models import Channel
 
     seen: list[dict[str, Any]] = []
 

@@ -8,11 +8,11 @@ import json
 import numpy as np
 import pytest
 
-from bridge_service.connectors import mulaw
-from bridge_service.connectors.base import ConnectorOptionsError
-from bridge_service.connectors.twilio import parse_options
-from bridge_service.connectors.twilio_playout import Frame, Playout
-from bridge_service.connectors.twilio_protocol import (
+from vae.bridge_service.connectors.base import ConnectorOptionsError
+from vae.bridge_service.connectors.twilio import mulaw
+from vae.bridge_service.connectors.twilio.connector import parse_options
+from vae.bridge_service.connectors.twilio.playout import Frame, Playout
+from vae.bridge_service.connectors.twilio.protocol import (
     AgentClear,
     AgentMark,
     AgentMedia,

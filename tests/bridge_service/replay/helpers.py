@@ -18,17 +18,17 @@ from typing import Any
 import grpc
 import numpy as np
 
-from bots.client import Brain
-from bots.conversation import Conversation
-from bots.runner import BotConfig, run_bots
-from bots.scripted import play_script
-from bots.speech import BuzzSynthesiser
-from bridge_service.server import BridgeServer
-from recordings.models import Channel, EventKind, Side
-from recordings.reader import RecordingReader
-from scorer_service.config import ScoringConfig
-from scorer_service.rescore import rescore
+from vae.bots.brains.conversation import Conversation
+from vae.bots.brains.scripted import play_script
+from vae.bots.client import Brain
+from vae.bots.runner import BotConfig, run_bots
+from vae.bots.sound.speech import BuzzSynthesiser
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.server import BridgeServer
+from vae.recordings.models import Channel, EventKind, Side
+from vae.recordings.read.reader import RecordingReader
+from vae.scorer_service.config import ScoringConfig
+from vae.scorer_service.scoring.rescore import rescore
 
 
 def conversation(name: str = "booking", **fields: Any) -> dict[str, Any]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridge_service.replay.player import FINISH_AFTER_S, ReplayPlayer
-from recordings.replay_script import Gate, ReplayScript, ReplayTurn
 from tests.conftest import tone
+from vae.bridge_service.replay.player import FINISH_AFTER_S, ReplayPlayer
+from vae.recordings.read.replay_script import Gate, ReplayScript, ReplayTurn
 
 RATE = 16000
 FRAME = 256

@@ -6,12 +6,6 @@ from pathlib import Path
 
 import numpy as np
 
-from bridge_service.server import BridgeServer
-from recordings.importers import import_nemo
-from recordings.importers.calls import import_calls
-from recordings.reader import RecordingReader
-from recordings.replay_links import run_source
-from recordings.replay_script import load_script
 from tests.bridge_service.replay.helpers import (
     agent_script,
     composite_verdicts,
@@ -23,6 +17,12 @@ from tests.bridge_service.replay.helpers import (
 )
 from tests.interop.nemo_fixture import PIZZA, build
 from tests.recordings.calls_fixture import write_pair, write_sidecars, write_stereo
+from vae.bridge_service.server import BridgeServer
+from vae.recordings.importers import import_nemo
+from vae.recordings.importers.calls import import_calls
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.read.replay_links import run_source
+from vae.recordings.read.replay_script import load_script
 
 
 def _check_replayed_caller(db: Path, source_sid: str, replay_sid: str) -> None:

@@ -7,11 +7,11 @@ import json
 import grpc
 import pytest
 
-from bridge_service.server import BridgeServer
-from recordings.reader import RecordingReader
 from tests.bridge_service.conftest import inline, scenario
 from tests.factories import SessionSpec, Turn, write_run
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.server import BridgeServer
+from vae.recordings.read.reader import RecordingReader
 
 
 async def _recorded(bridge: BridgeServer) -> None:

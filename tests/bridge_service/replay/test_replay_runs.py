@@ -13,13 +13,6 @@ from pathlib import Path
 
 import numpy as np
 
-from bridge_service.server import BridgeServer
-from recordings.models import EventKind, Side
-from recordings.reader import RecordingReader
-from recordings.replay_links import run_source, session_sources
-from recordings.replay_script import load_script
-from scorer_service.compare import compare_runs
-from scorer_service.report import render_html, report_data
 from tests.bridge_service.replay.helpers import (
     agent_script,
     composite_verdicts,
@@ -32,6 +25,13 @@ from tests.bridge_service.replay.helpers import (
     session_of,
     with_script,
 )
+from vae.bridge_service.server import BridgeServer
+from vae.recordings.models import EventKind, Side
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.read.replay_links import run_source, session_sources
+from vae.recordings.read.replay_script import load_script
+from vae.scorer_service.compare.runs import compare_runs
+from vae.scorer_service.report import render_html, report_data
 
 
 async def test_unchanged_agent_replays_every_turn_sample_for_sample(

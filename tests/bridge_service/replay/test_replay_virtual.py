@@ -13,9 +13,6 @@ import grpc
 import numpy as np
 import pytest
 
-from bridge_service.server import BridgeServer
-from recordings.reader import RecordingReader
-from recordings.replay_script import load_script
 from tests.bridge_service.replay.helpers import (
     conversation,
     placed_turns,
@@ -25,7 +22,10 @@ from tests.bridge_service.replay.helpers import (
     session_of,
 )
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.server import BridgeServer
 from vae.common.v1 import common_pb2
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.read.replay_script import load_script
 
 VIRTUAL = common_pb2.CLOCK_KIND_VIRTUAL
 

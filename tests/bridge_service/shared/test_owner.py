@@ -14,17 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from bridge_service.config import BridgeSettings, RunSettings
-from bridge_service.dispatch import LiveSession
-from bridge_service.identity import BridgeIdentity
-from bridge_service.plan import SessionPlan
-from bridge_service.run_model import RunState
-from bridge_service.shared.owner import Owner
-from bridge_service.shared.presence import Presence
-from recordings.reader import RecordingReader
-from recordings.scenarios.parse import scenario_from_dict
-from recordings.writer import open_writer
 from tests.bridge_service.conftest import scenario
+from vae.bridge_service.config import BridgeSettings, RunSettings
+from vae.bridge_service.identity import BridgeIdentity
+from vae.bridge_service.runs.dispatch import LiveSession
+from vae.bridge_service.runs.model import RunState
+from vae.bridge_service.session.plan import SessionPlan
+from vae.bridge_service.shared.owner import Owner
+from vae.bridge_service.shared.presence import Presence
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.scenarios.parse import scenario_from_dict
+from vae.recordings.write.writer import open_writer
 
 
 async def test_an_owner_whose_beats_stopped_stops_waiting_with_the_failure(

@@ -13,9 +13,9 @@ import asyncio
 import time
 from pathlib import Path
 
-from bridge_service.identity import BridgeIdentity
-from bridge_service.shared.presence import Presence
-from recordings.writer import open_writer
+from vae.bridge_service.identity import BridgeIdentity
+from vae.bridge_service.shared.presence import Presence
+from vae.recordings.write.writer import open_writer
 
 LEASE_S = 0.3
 

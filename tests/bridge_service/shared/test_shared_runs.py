@@ -33,15 +33,15 @@ from typing import Any
 
 import pytest
 
-from recordings.reader import RecordingReader
 from tests.helpers import ROOT, wait_until
+from vae.recordings.read.reader import RecordingReader
 
 SUITE = ROOT / "examples" / "suite"
 
 
 async def spawn(*args: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cli.main", *args,
+        sys.executable, "-m", "vae.cli.main", *args,
         cwd=ROOT,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -51,7 +51,7 @@ async def spawn(*args: str) -> asyncio.subprocess.Process:
 
 async def start_shared_bridge(url: str, *extra: str) -> tuple[asyncio.subprocess.Process, str]:
     bridge = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cli.main", "bridge", "serve", "--address", "127.0.0.1:0",
+        sys.executable, "-m", "vae.cli.main", "bridge", "serve", "--address", "127.0.0.1:0",
         "--db", url, "--share-runs", "--log-level", "warning", "--final-state-timeout", "2",
         *extra,
         cwd=ROOT,
@@ -191,7 +191,7 @@ async def test_share_runs_on_sqlite_is_refused(tmp_path: Path, way: str) -> None
     else:
         env["VAE_SHARE_RUNS"] = "1"
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cli.main", *args, cwd=ROOT, env=env,
+        sys.executable, "-m", "vae.cli.main", *args, cwd=ROOT, env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     _out, err = await asyncio.wait_for(proc.communicate(), 60)

@@ -2,7 +2,7 @@
 
 The front door runs in the test's process (so a test can reach its pool and
 run manager); its workers are real processes (``python -m
-bridge_service.workers.main``) serving real gRPC on loopback and writing the
+vae.bridge_service.workers.main``) serving real gRPC on loopback and writing the
 same SQLite file. At teardown every worker process the front door ever
 started must be gone.
 """
@@ -18,10 +18,10 @@ from typing import Any
 import grpc
 import pytest
 
-from bridge_service.server import BridgeServer
 from tests.bridge_service.bots import TestBot, fmt
 from tests.bridge_service.conftest import TEST_SETTINGS
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.server import BridgeServer
 from vae.common.v1 import common_pb2
 
 USER, AGENT = common_pb2.ROLE_USER, common_pb2.ROLE_AGENT

@@ -22,23 +22,16 @@ from typing import Any
 
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from bots.runner import BotConfig, run_bots
-from bots.scripted import play_script
-from bots.speech import BuzzSynthesiser
-from bridge_service.server import BridgeServer
-from recordings.reader import RecordingReader
 from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import inline, scenario, start_run, watch
-from tests.bridge_service.workers.conftest import (
-    AGENT,
-    USER,
-    alive,
-    at_worker,
-    join,
-    worker_pids,
-)
+from tests.bridge_service.workers.conftest import AGENT, USER, alive, at_worker, join, worker_pids
 from tests.helpers import wait_until
+from vae.bots.brains.scripted import play_script
+from vae.bots.runner import BotConfig, run_bots
+from vae.bots.sound.speech import BuzzSynthesiser
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.server import BridgeServer
+from vae.recordings.read.reader import RecordingReader
 from vae.serving import client_channel
 
 

@@ -29,8 +29,8 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from recordings.reader import RecordingReader
 from tests.helpers import ROOT, count, start_bridge, wait_until
+from vae.recordings.read.reader import RecordingReader
 
 SUITE = ROOT / "examples" / "suite"
 RUNS_AT = re.compile(rb"(user|agent) bot: session (\S+) runs at worker (\d+) \(port (\d+)\)")
@@ -39,7 +39,7 @@ WORKERS = re.compile(r"worker (\d+) pid (\d+) port (\d+)")
 
 async def spawn(*args: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cli.main", *args,
+        sys.executable, "-m", "vae.cli.main", *args,
         cwd=ROOT,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 import os
 
-from bridge_service.server import BridgeServer
-from recordings.reader import RecordingReader
 from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import scenario, start_run, watch
 from tests.bridge_service.workers.conftest import AGENT, USER, at_worker, join, worker_pids
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.server import BridgeServer
 from vae.common.v1 import common_pb2
+from vae.recordings.read.reader import RecordingReader
 
 
 async def talk(bot: TestBot) -> None:

@@ -20,14 +20,14 @@ from typing import Any
 import grpc
 import pytest
 
-from bridge_service.config import BridgeSettings, RunSettings
-from bridge_service.plan import SessionPlan
-from bridge_service.workers.convert import accepted_pb
-from bridge_service.workers.remote_wire import RemoteAttempt, WorkerGone, open_control
-from recordings.models import Side
-from recordings.scenarios.parse import scenario_from_dict
 from tests.bridge_service.conftest import scenario
+from vae.bridge_service.config import BridgeSettings, RunSettings
+from vae.bridge_service.session.plan import SessionPlan
+from vae.bridge_service.workers.convert import accepted_pb
+from vae.bridge_service.workers.remote_wire import RemoteAttempt, WorkerGone, open_control
 from vae.internal.v1 import worker_pb2_grpc
+from vae.recordings.models import Side
+from vae.recordings.scenarios.parse import scenario_from_dict
 from vae.serving import RunningServer, start_server
 
 SECRET = "s3cret"

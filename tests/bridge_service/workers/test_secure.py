@@ -14,17 +14,17 @@ from pathlib import Path
 
 import grpc
 
-from bots.runner import BotConfig, run_bots
-from bots.scripted import play_script
-from bots.speech import BuzzSynthesiser
-from bridge_service.server import BridgeServer
-from recordings.reader import RecordingReader
 from tests.bridge_service.bots import TestBot
 from tests.bridge_service.conftest import inline
 from tests.bridge_service.workers.conftest import SETTINGS, USER, alive, join, worker_pids
 from tests.bridge_service.workers.test_lifecycle import story
 from tests.tls import self_signed
+from vae.bots.brains.scripted import play_script
+from vae.bots.runner import BotConfig, run_bots
+from vae.bots.sound.speech import BuzzSynthesiser
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.server import BridgeServer
+from vae.recordings.read.reader import RecordingReader
 from vae.serving import TlsFiles, client_channel
 
 

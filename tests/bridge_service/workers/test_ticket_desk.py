@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from bridge_service.pairing import PairingTimeout, TicketRefused, Waiting
-from bridge_service.workers.tickets import LeftEarly, TicketDesk
-from recordings.models import Side
+from vae.bridge_service.runs.pairing import PairingTimeout, TicketRefused, Waiting
+from vae.bridge_service.workers.tickets import LeftEarly, TicketDesk
+from vae.recordings.models import Side
 
 
 class Endpoint:

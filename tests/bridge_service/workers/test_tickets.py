@@ -15,15 +15,15 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from bridge_service.server import BridgeServer
-from recordings.reader import RecordingReader
 from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import scenario, start_run, watch
 from tests.bridge_service.workers.conftest import AGENT, USER, at_worker, join
 from tests.helpers import wait_until
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.server import BridgeServer
 from vae.common.v1 import common_pb2
 from vae.internal.v1 import worker_pb2_grpc
+from vae.recordings.read.reader import RecordingReader
 
 
 def worker_address(server: BridgeServer, index: int = 0) -> str:

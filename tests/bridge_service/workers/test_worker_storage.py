@@ -20,7 +20,6 @@ from pathlib import Path
 import grpc
 import pytest
 
-from bridge_service.server import BridgeServer
 from tests.bridge_service.bots import TestBot
 from tests.bridge_service.conftest import scenario, start_run, watch
 from tests.bridge_service.test_storage_faults import fill
@@ -28,6 +27,7 @@ from tests.bridge_service.workers.conftest import AGENT, SETTINGS, USER, at_work
 from tests.bridge_service.workers.test_lifecycle import keep_talking
 from tests.tmpfs import small_tmpfs
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
+from vae.bridge_service.server import BridgeServer
 
 
 @pytest.fixture

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.main import vae
-from recordings.scenarios import caller, voices
-from recordings.scenarios.caller_settings import CallerConfigError, caller_from_config
-from recordings.scenarios.check import check
-from recordings.scenarios.parse import scenario_from_dict
-from recordings.scenarios.presets import PRESETS
-from recordings.scenarios.schema import scenario_schema
+from vae.cli.main import vae
+from vae.recordings.scenarios import caller, voices
+from vae.recordings.scenarios.caller_settings import CallerConfigError, caller_from_config
+from vae.recordings.scenarios.check import check
+from vae.recordings.scenarios.parse import scenario_from_dict
+from vae.recordings.scenarios.presets import PRESETS
+from vae.recordings.scenarios.schema import scenario_schema
 
 
 def problems(user: dict[str, object], **top: object) -> list[tuple[str, str]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from recordings.scenarios.line import (
+from vae.recordings.scenarios.line import (
     LineConditions,
     describe,
     describe_recorded,

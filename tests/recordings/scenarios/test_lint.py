@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from recordings.errors import ScenarioError
-from recordings.scenarios.lint import lint_arguments, load_sources
-from recordings.scenarios.sources import Source
+from vae.recordings.errors import ScenarioError
+from vae.recordings.scenarios.lint import lint_arguments, load_sources
+from vae.recordings.scenarios.sources import Source
 
 BROKEN = Path(__file__).with_name("broken_scenarios")
 SUITE = Path(__file__).resolve().parents[3] / "examples" / "suite"
@@ -93,7 +93,7 @@ def test_inline_and_module_sources_are_checked_too(tmp_path: Path) -> None:
 
 
 def test_schema_files_in_a_suite_folder_are_not_scenarios(tmp_path: Path) -> None:
-    from recordings.scenarios.schema import schema_text
+    from vae.recordings.scenarios.schema import schema_text
 
     (tmp_path / "scenario.schema.json").write_text(schema_text())
     (tmp_path / "one.yaml").write_text("name: one\n")

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from recordings.errors import ScenarioError
-from recordings.scenarios.model import SuccessSignal, render_prompt
-from recordings.scenarios.parse import scenario_from_dict
+from vae.recordings.errors import ScenarioError
+from vae.recordings.scenarios.model import SuccessSignal, render_prompt
+from vae.recordings.scenarios.parse import scenario_from_dict
 
 GOOD: dict[str, Any] = {
     "name": "change_flight",

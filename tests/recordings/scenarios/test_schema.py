@@ -20,17 +20,17 @@ import jsonschema
 import pytest
 import yaml
 
-from bots import jsondb, scripted
-from recordings.scenarios import caller, line, model, parse, parts
-from recordings.scenarios.docs import FIELD_DOCS
-from recordings.scenarios.schema import (
+from vae.bots.brains import jsondb, scripted
+from vae.recordings.scenarios import caller, line, model, parse, parts
+from vae.recordings.scenarios.docs import FIELD_DOCS
+from vae.recordings.scenarios.schema import (
     ALIASES,
     SCHEMA_FILE,
     SIDE_INLINE,
     scenario_schema,
     schema_text,
 )
-from scorer_service.scorers import db_assertion
+from vae.scorer_service.scorers import db_assertion
 
 ROOT = Path(__file__).resolve().parents[3]
 SUITE = sorted((ROOT / "examples" / "suite").glob("*.yaml"))
@@ -133,7 +133,7 @@ def test_the_schema_rejects_each_broken_file(name: str) -> None:
 def test_mistakes_beyond_the_schema_are_the_validators(name: str) -> None:
     data = yaml.safe_load((BROKEN / name).read_text(encoding="utf-8"))
     jsonschema.validate(data, SCHEMA)  # the schema cannot see these ...
-    from recordings.scenarios.lint import lint_arguments
+    from vae.recordings.scenarios.lint import lint_arguments
 
     assert lint_arguments([str(BROKEN / name)]).problems  # ... vae validate does
 
@@ -146,7 +146,7 @@ def test_every_broken_file_is_covered() -> None:
 def test_vae_schema_scenario_prints_the_shipped_schema(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from cli.main import vae
+    from vae.cli.main import vae
 
     printed = CliRunner().invoke(vae, ["schema", "scenario"])
     assert printed.exit_code == 0 and printed.stdout == SCHEMA_FILE.read_text(encoding="utf-8")

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from recordings.errors import ScenarioError
-from recordings.scenarios.lint import load_sources
-from recordings.scenarios.sources import Source
 from tests.bridge_service.conftest import scenario
+from vae.recordings.errors import ScenarioError
+from vae.recordings.scenarios.lint import load_sources
+from vae.recordings.scenarios.sources import Source
 
 MODULE = """
 from dataclasses import dataclass, field
-from recordings.scenarios.model import Scenario
+from vae.recordings.scenarios.model import Scenario
 
 @dataclass
 class MyScenario:  # a user's own class with the same fields

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from recordings.writer import open_writer
-from scorer_service.config import ScoringConfig
 from tests.factories import SessionSpec, ToolCallSpec, conversation, scenario, write_run_sync
 from tests.scorer_service.conftest import standard_sessions
 from tests.scorer_service.report.runs import score
+from vae.recordings.write.writer import open_writer
+from vae.scorer_service.config import ScoringConfig
 
 NO_JUDGE = ScoringConfig(no_judge=True)
 

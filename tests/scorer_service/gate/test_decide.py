@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from recordings.errors import RunSelectionError
-from scorer_service.compare import compare_runs
-from scorer_service.config import ScoringConfig
-from scorer_service.gate import GateSpec, GateSpecError, gate
 from tests.factories import SessionSpec, ToolCallSpec, conversation, scenario, write_run_sync
 from tests.scorer_service.gate.runs import judge_gated, set_status, standard
 from tests.scorer_service.report.runs import RUN_A, RUN_B, make_pair, score
+from vae.recordings.errors import RunSelectionError
+from vae.scorer_service.compare.runs import compare_runs
+from vae.scorer_service.config import ScoringConfig
+from vae.scorer_service.gate import GateSpec, GateSpecError, gate
 
 
 def _check(result: object, name: str) -> object:

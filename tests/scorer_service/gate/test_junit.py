@@ -8,12 +8,12 @@ from pathlib import Path
 
 from junitparser import Error, Failure, JUnitXml, Skipped, TestSuite
 
-from scorer_service.config import ScoringConfig
-from scorer_service.gate import Case, GateSpec, SignalResult, gate
-from scorer_service.gate.junit import write_junit, xml_text
 from tests.factories import SessionSpec, ToolCallSpec, Turn, conversation, scenario, write_run_sync
 from tests.scorer_service.gate.runs import judge_gated, standard
 from tests.scorer_service.report.runs import score
+from vae.scorer_service.config import ScoringConfig
+from vae.scorer_service.gate import Case, GateSpec, SignalResult, gate
+from vae.scorer_service.gate.junit import write_junit, xml_text
 
 #: What a transcript or a tool argument may hold (the store keeps valid Unicode only).
 HOSTILE = ("]]> <b>&amp; </failure> \x00\x07\x1b[31m\x7f \ufffe\uffff 😀 \U0010ffff \r\n"

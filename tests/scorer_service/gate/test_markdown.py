@@ -9,10 +9,10 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from scorer_service.gate import Case, GateSpec, gate
-from scorer_service.gate.markdown import md_text, summary_markdown, write_summary
 from tests.scorer_service.gate.runs import judge_gated, standard
 from tests.scorer_service.report.runs import RUN_A, RUN_B, make_pair
+from vae.scorer_service.gate import Case, GateSpec, gate
+from vae.scorer_service.gate.markdown import md_text, summary_markdown, write_summary
 
 HOSTILE = ("a | b\nsecond line\r\nthird <script>alert(1)</script> <b>bold</b> &amp; "
            "[link](javascript:alert(1)) ![img](http://x/y.png) **star** `code` @octocat "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scorer_service.gate.spec import GateSpec, GateSpecError, parse_pass_k, parse_rate
+from vae.scorer_service.gate.spec import GateSpec, GateSpecError, parse_pass_k, parse_rate
 
 
 @pytest.mark.parametrize(("text", "rate"), [("0.8", 0.8), ("80%", 0.8), ("1", 1.0),

@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from cli.scoring_text import render_scoring
-from recordings.models import Verdict
-from recordings.reader import RecordingReader
-from scorer_service.config import ScoringConfig
-from scorer_service.heard.attribution import explains
-from scorer_service.report.data import report_data
-from scorer_service.rescore import rescore
-from scorer_service.text import scoring_as_dict
 from tests.factories import SessionSpec, ToolCallSpec, Turn, scenario, write_run
+from vae.cli.scoring.scoring_text import render_scoring
+from vae.recordings.models import Verdict
+from vae.recordings.read.reader import RecordingReader
+from vae.scorer_service.config import ScoringConfig
+from vae.scorer_service.heard.attribution import explains
+from vae.scorer_service.ledger.as_dicts import scoring_as_dict
+from vae.scorer_service.report.data import report_data
+from vae.scorer_service.scoring.rescore import rescore
 
 SAID = "Please move booking S J two two three zero to April twentieth."
 MISHEARD = "please move booking SJ2230 to April twenty first"

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from scorer_service.heard.align import align, score_from
-from scorer_service.heard.compare import Line, compare, mismatch_text
-from scorer_service.heard.critical import text_items, value_items
-from scorer_service.heard.normalise import tokens, words
+from vae.scorer_service.heard.align import align, score_from
+from vae.scorer_service.heard.compare import Line, compare, mismatch_text
+from vae.scorer_service.heard.critical import text_items, value_items
+from vae.scorer_service.heard.normalise import tokens, words
 
 SAME = [
     # number words, ordinals

@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from scorer_service.config import ScoringConfig
-from scorer_service.rescore import rescore
 from tests.factories import (
     BASE_NS,
     SessionSpec,
@@ -21,6 +19,8 @@ from tests.factories import (
     scenario,
     write_run_sync,
 )
+from vae.scorer_service.config import ScoringConfig
+from vae.scorer_service.scoring.rescore import rescore
 
 
 def make_run(db_path: Path) -> str:

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from recordings.reader import RecordingReader
-from scorer_service.report import report_data
-from scorer_service.report.html import render
 from tests.factories import SessionSpec, Turn, scenario, write_run_sync
 from tests.scorer_service.report.browser import open_page
 from tests.scorer_service.report.runs import make_large_run, make_pair, make_run, score
+from vae.recordings.read.reader import RecordingReader
+from vae.scorer_service.report import report_data
+from vae.scorer_service.report.html import render
 
 #: The stated budget for opening a 200-session report (README: "Report scale").
 OPEN_200_BUDGET_S = 15.0

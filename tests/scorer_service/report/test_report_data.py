@@ -10,19 +10,19 @@ from pathlib import Path
 import pytest
 import soundfile as sf
 
-from recordings.export import stereo_mix
-from recordings.models import SessionRecord, SessionStatus
-from recordings.reader import RecordingReader
-from recordings.writer import open_writer
-from scorer_service.config import JudgeSettings, ScoringConfig
-from scorer_service.judge.client import JudgeUnusableError
-from scorer_service.report import render_html, report_data
-from scorer_service.report.audio import session_audio_uri
-from scorer_service.report.html import render
-from scorer_service.rescore import rescore
 from tests.factories import SessionSpec, Turn, conversation, scenario, write_run, write_run_sync
 from tests.scorer_service.conftest import FakeJudge
 from tests.scorer_service.report.runs import make_run, score
+from vae.recordings.models import SessionRecord, SessionStatus
+from vae.recordings.read.export import stereo_mix
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.write.writer import open_writer
+from vae.scorer_service.config import JudgeSettings, ScoringConfig
+from vae.scorer_service.judge.client import JudgeUnusableError
+from vae.scorer_service.report import render_html, report_data
+from vae.scorer_service.report.audio import session_audio_uri
+from vae.scorer_service.report.html import render
+from vae.scorer_service.scoring.rescore import rescore
 
 
 @pytest.fixture
@@ -196,9 +196,9 @@ def test_bot_component_timings_sit_beside_the_measured_latency(tmp_path: Path) -
 
 
 def test_nl_assertions_carry_verdicts_and_reasons(tmp_path: Path) -> None:
-    from recordings.models import ScoreRecord, Verdict
-    from scorer_service.aggregate import SessionOutcome
-    from scorer_service.report.session_data import assertions
+    from vae.recordings.models import ScoreRecord, Verdict
+    from vae.scorer_service.ledger.aggregate import SessionOutcome
+    from vae.scorer_service.report.session_data import assertions
 
     nl = ScoreRecord("x", "s", "NL_ASSERTION", Verdict.FAILED, 0.5, {"verdicts": [
         {"index": 0, "assertion": "Confirms the date", "passed": False, "reason": "said Saturday"},
@@ -312,8 +312,8 @@ async def test_a_nemo_original_scoring_counts_the_attempts_it_holds_no_verdict_f
     tmp_path: Path,
 ) -> None:
     """The imported scoring has no ``unscored`` block; its crashed attempts are not passes."""
-    from recordings.importers import import_nemo
     from tests.interop import nemo_fixture as fx
+    from vae.recordings.importers import import_nemo
 
     db = tmp_path / "vae.db"
     imported = await import_nemo(db, fx.build(tmp_path / "src"))

@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from recordings.reader import RecordingReader
-from scorer_service.labelling import make_label, store_labels
-from scorer_service.report import report_data
-from scorer_service.report.html import render
 from tests.scorer_service.report.browser import open_page
 from tests.scorer_service.report.runs import make_run, score
+from vae.recordings.read.reader import RecordingReader
+from vae.scorer_service.labels.labelling import make_label, store_labels
+from vae.scorer_service.report import report_data
+from vae.scorer_service.report.html import render
 
 EVIL = "</script><script>window.pwned=1</script><img src=http://x.invalid/a onerror=1>"
 

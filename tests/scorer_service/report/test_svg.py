@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from scorer_service.report.style import BAD, GOOD, WARN
-from scorer_service.report.svg import Bar, bar_chart, histogram, histogram_bins, text_width
-from scorer_service.report.timeline import session_timeline
+from vae.scorer_service.report.style import BAD, GOOD, WARN
+from vae.scorer_service.report.svg import Bar, bar_chart, histogram, histogram_bins, text_width
+from vae.scorer_service.report.timeline import session_timeline
 
 NS = "{http://www.w3.org/2000/svg}"
 

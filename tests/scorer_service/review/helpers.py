@@ -1,6 +1,6 @@
 """``vae review`` as a user runs it (a real process on loopback), and Chromium to drive it.
 
-:func:`serving` starts ``python -m cli.main review … --json``, reads the one
+:func:`serving` starts ``python -m vae.cli.main review … --json``, reads the one
 JSON line it prints (the URL with its token) and stops it with SIGTERM at the
 end, checking it stopped cleanly. :func:`open_url` is the report tests'
 headless Chromium, pointed at a URL, recording console errors and every
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[3]
 @contextmanager
 def serving(db: Path, run: str, *args: str) -> Iterator[dict[str, Any]]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cli.main", "review", run, "--db", str(db), "--json", *args],
+        [sys.executable, "-m", "vae.cli.main", "review", run, "--db", str(db), "--json", *args],
         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from scorer_service.review.server import ReviewServer, is_loopback
 from tests.scorer_service.review.test_review_page import RUN, make_db
+from vae.scorer_service.review.server import ReviewServer, is_loopback
 
 
 @pytest.fixture

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from recordings.labels import LabelKind
-from recordings.reader import RecordingReader
-from scorer_service.config import ScoringConfig
-from scorer_service.labelling import make_label, store_labels
 from tests.factories import SessionSpec, ToolCallSpec, Turn, conversation, scenario, write_run_sync
 from tests.scorer_service.report.runs import score
 from tests.scorer_service.review.helpers import open_url, request, serving
+from vae.recordings.labels import LabelKind
+from vae.recordings.read.reader import RecordingReader
+from vae.scorer_service.config import ScoringConfig
+from vae.scorer_service.labels.labelling import make_label, store_labels
 
 RUN = "2024-06-01T10-00-00"
 EVIL = "</script><script>window.pwned=1</script><img src=http://x.invalid/a onerror=1>"
@@ -196,7 +196,7 @@ def test_hostile_bot_text_and_notes_are_shown_as_text(tmp_path: Path) -> None:
 def test_bad_options_are_usage_errors(tmp_path: Path, args: list[str]) -> None:
     from click.testing import CliRunner
 
-    from cli.main import vae
+    from vae.cli.main import vae
 
     db = make_db(tmp_path)
     result = CliRunner().invoke(vae, ["review", RUN, "--db", str(db), *args])

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bridge_service.config import BridgeSettings
-from bridge_service.server import BridgeServer
-from recordings.models import Verdict
-from recordings.reader import RecordingReader
-from recordings.vad import spurts
-from scorer_service.config import ScoringConfig, TranscriptionSettings
-from scorer_service.rescore import rescore
 from tests.bots.conftest import run_with_bots
 from tests.vae.speech.test_stt import require_pocketsphinx
+from vae.bridge_service.config import BridgeSettings
+from vae.bridge_service.server import BridgeServer
+from vae.recordings.models import Verdict
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.vad import spurts
+from vae.scorer_service.config import ScoringConfig, TranscriptionSettings
+from vae.scorer_service.scoring.rescore import rescore
 
 SCENARIO = {
     "name": "asr_booking",

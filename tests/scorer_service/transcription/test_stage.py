@@ -18,18 +18,18 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from bots.offline_judge import MODEL, offline_judge_server
-from cli.main import vae
-from recordings.importers.calls import import_calls
-from recordings.models import EventKind, Verdict
-from recordings.reader import RecordingReader
-from recordings.vad import spurts
-from scorer_service.config import JudgeSettings, ScoringConfig, TranscriptionSettings
-from scorer_service.convert import config_from_proto, config_to_proto
-from scorer_service.rescore import rescore
 from tests.helpers import closed_port, count
 from tests.recordings.calls_fixture import RATE, TURNS, call_channels, write_pair
 from tests.stt_server import ByDuration, Reply, TranscriptionServer
+from vae.bots.stand_in.offline_judge import MODEL, offline_judge_server
+from vae.cli.main import vae
+from vae.recordings.importers.calls import import_calls
+from vae.recordings.models import EventKind, Verdict
+from vae.recordings.read.reader import RecordingReader
+from vae.recordings.vad import spurts
+from vae.scorer_service.config import JudgeSettings, ScoringConfig, TranscriptionSettings
+from vae.scorer_service.edge.convert import config_from_proto, config_to_proto
+from vae.scorer_service.scoring.rescore import rescore
 
 ASSERTION = 'The agent says "it is moved".'
 
@@ -213,8 +213,8 @@ async def test_the_scorer_service_transcribes_with_the_key_it_was_sent(
 ) -> None:
     """``vae rescore --scorer ADDR --transcribe openai``: the stage runs in the service,
     the API key reaches the endpoint as a bearer token and is stored nowhere."""
-    from scorer_service.server import start_scorer
-    from scorer_service.wire_client import remote_rescore
+    from vae.scorer_service.edge.server import start_scorer
+    from vae.scorer_service.edge.wire_client import remote_rescore
 
     write_call(tmp_path)
     report = await import_calls(db_path, [tmp_path], run_id="june")

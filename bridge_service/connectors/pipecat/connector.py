@@ -1,0 +1,324 @@
+"""The pipecat connector: an unchanged pipecat bot, reached over its WebSocket.
+
+The bot runs its usual pipeline with a WebSocket server transport and
+pipecat's ``ProtobufFrameSerializer``; the bridge dials its URL once per
+session (``RunOptions.user_connector``/``agent_connector`` with kind
+``pipecat``). The conversation, as the established framework speaks it:
+
+1. connect (retries with backoff), RTVI ``client-ready`` -> wait ``bot-ready``;
+2. at SessionStart: the scenario's prompt and tools (``update_system_prompt``
+   client-message by default, see :mod:`.pipecat_options`), then
+   ``apply_initialization`` when the scenario has initial state or actions,
+   then an optional kick-off text;
+3. audio both ways: the peer's open-mic frames go out as protobuf audio frames
+   at ``receive_rate``; the bot's frames come back at whatever rate each frame
+   declares, are downmixed and resampled (streaming, per source rate) to
+   ``send_rate`` and split into chunks of at most ``max_chunk_ms``;
+4. RTVI messages become vae events (:mod:`.pipecat_rtvi`); the bot's end tool
+   or ``<exit>`` message ends the call (timeouts are the session's);
+5. at SessionEnding: ``get_scenario_summary`` and ``get_context_history``
+   (id-matched; an error response or unsupported request just leaves that part
+   empty) become the final state.
+
+A text session goes through RTVI ``send-text`` (:mod:`.pipecat_text`);
+pipecat cannot follow the virtual clock (StartRun refuses it).
+
+vae never imports pipecat: frames are encoded by :mod:`.pipecat_frames`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, WebSocketException
+
+from vae.bridge_service.connectors.base import (
+    BotEvent,
+    BotInfo,
+    BotInput,
+    BotProtocolError,
+    BridgeOutput,
+    Capabilities,
+    ConnectorConfig,
+    ConnectorError,
+    ConnectorOptionsError,
+    FinalStatePart,
+    PeerAudio,
+    PeerText,
+    SessionEndingOut,
+    SessionStartInfo,
+    StateSyncOut,
+)
+from vae.bridge_service.connectors.pipecat.audio import BotAudioIn
+from vae.bridge_service.connectors.pipecat.frames import (
+    AudioFrame,
+    FrameDecodeError,
+    MessageFrame,
+    TextFrame,
+    TranscriptionFrame,
+    decode,
+    encode,
+)
+from vae.bridge_service.connectors.pipecat.messages import (
+    Requests,
+    bot_info,
+    json_piece,
+    rtvi,
+    rtvi_of,
+    start_messages,
+)
+from vae.bridge_service.connectors.pipecat.options import PipecatOptions, parse_options
+from vae.bridge_service.connectors.pipecat.rtvi import RtviTranslator, as_dict
+from vae.bridge_service.connectors.pipecat.text import LLM_TEXT, PipecatText
+from vae.recordings.models import EventKind, Side
+
+__all__ = ["PipecatEndpoint", "check_config", "dial"]
+
+
+class PipecatEndpoint:
+    """One session's side played by a pipecat bot (a :class:`SideEndpoint`)."""
+
+    #: Text through RTVI send-text; never the virtual clock.
+    capabilities = Capabilities(text=True)
+
+    def __init__(self, ws: ClientConnection, url: str, role: Side, options: PipecatOptions) -> None:
+        self.role = role
+        self.url = url
+        self.options = options
+        self.send_rate = options.send_rate
+        self.receive_rate = options.receive_rate
+        self.bot = BotInfo("pipecat-bot", "", {"connector": "pipecat", "url": url})
+        self._ws = ws
+        self._early: list[bytes | str] = []
+        self._in = BotAudioIn(options.send_rate, options.max_chunk_ms)
+        self._requests = Requests()
+        self._final: dict[str, Any] = {}
+        self._final_sent = False
+        self._ending = False
+        self._wake = asyncio.Event()
+        #: A text session: turns go as send-text, the bot's LLM text comes back as turns.
+        self.text = PipecatText()
+        self.rtvi = RtviTranslator(role, options.rtvi, time.time_ns, lambda: self._in.offset)
+
+    # ------------------------------------------------------------ handshake
+    async def handshake(self) -> None:
+        """``client-ready`` -> ``bot-ready``; frames that arrive first are kept."""
+        await self._send_json(
+            rtvi(
+                "client-ready",
+                self._requests.new("ready"),
+                {"version": "1.1.0", "about": {"library": "vae", "library_version": "1"}},
+            )
+        )
+        deadline = time.monotonic() + self.options.ready_timeout_s
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ConnectorError(f"pipecat bot at {self.url} sent no bot-ready in time")
+            try:
+                data = await asyncio.wait_for(self._ws.recv(), left)
+            except TimeoutError:
+                continue
+            except ConnectionClosed as exc:
+                raise ConnectorError(f"pipecat bot at {self.url} closed during handshake") from exc
+            msg = rtvi_of(data)
+            if msg is not None and msg.get("type") == "bot-ready":
+                self.bot = bot_info(msg, self.url)
+                return
+            self._early.append(data)
+
+    # ------------------------------------------------------------ bot -> bridge
+    async def receive(self) -> AsyncIterator[BotInput]:
+        for data in self._early:
+            for item in self._handle(data):
+                yield item
+        self._early.clear()
+        recv: asyncio.Future[Any] | None = None
+        try:
+            while True:
+                if self._final_ready():
+                    yield self._final_part()
+                if recv is None:
+                    recv = asyncio.ensure_future(self._ws.recv())
+                # Wait for the bot or for send(SessionEndingOut): the final state may be
+                # due with nothing left to receive (no requests configured).
+                wake = asyncio.ensure_future(self._wake.wait())
+                try:
+                    await asyncio.wait({recv, wake}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    wake.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await wake
+                self._wake.clear()
+                if not recv.done():
+                    continue
+                try:
+                    data = recv.result()
+                except ConnectionClosed:
+                    break
+                finally:
+                    recv = None
+                for item in self._handle(data):
+                    yield item
+        finally:
+            if recv is not None:
+                recv.cancel()
+                with contextlib.suppress(BaseException):
+                    await recv
+        for item in self.rtvi.flush():
+            yield item
+        if self._ending and not self._final_sent:
+            yield self._final_part()
+
+    def _handle(self, data: bytes | str) -> list[BotInput]:
+        if isinstance(data, str):
+            return [self._malformed("a text WebSocket message (expected protobuf frames)", data)]
+        try:
+            frame = decode(data)
+        except FrameDecodeError as exc:
+            return [self._malformed(f"undecodable frame: {exc}", data.hex()[:200])]
+        if isinstance(frame, AudioFrame):
+            if self.text.on:
+                return self.text.ignored_audio()
+            return self._audio(frame)
+        if isinstance(frame, MessageFrame):
+            return self._message(frame.data)
+        if isinstance(frame, TranscriptionFrame):
+            payload = {"kind": "heard", "text": frame.text, "is_final": True}
+            return [BotEvent(EventKind.TRANSCRIPT, time.time_ns(), payload)]
+        if isinstance(frame, TextFrame):
+            payload = {"kind": "spoken", "text": frame.text, "is_final": False, "source": "text"}
+            return [BotEvent(EventKind.TRANSCRIPT, time.time_ns(), payload)]
+        return [
+            BotEvent(EventKind.LOG, time.time_ns(), {"level": "info", "message": "interruption"})
+        ]
+
+    def _audio(self, frame: AudioFrame) -> list[BotInput]:
+        try:
+            return list(self._in.frame(frame.audio, frame.sample_rate, frame.num_channels))
+        except ValueError as exc:
+            return [self._malformed(str(exc), "")]
+
+    def _message(self, text: str) -> list[BotInput]:
+        try:
+            msg = json.loads(text)
+        except json.JSONDecodeError:
+            return [self._malformed("message frame is not JSON", text[:200])]
+        if not isinstance(msg, dict):
+            return [self._malformed("message frame is not a JSON object", text[:200])]
+        kind = msg.get("type")
+        if kind in ("server-response", "error-response") and (purpose := self._requests.pop(msg)):
+            self.text.check_response(purpose, msg)
+            return self._response(purpose, msg)
+        if self.text.on and kind in LLM_TEXT:
+            return self.text.llm(str(kind), as_dict(msg.get("data")))
+        head: list[BotInput] = list(self._in.drain()) if kind == "bot-stopped-speaking" else []
+        return head + list(self.rtvi.translate(msg))
+
+    def _response(self, purpose: str, msg: dict[str, Any]) -> list[BotInput]:
+        body = as_dict(msg.get("data"))
+        if msg.get("type") == "error-response":
+            level, text = "warning", f"{purpose} refused: {body.get('error', body)}"
+            result: Any = None
+        else:
+            level, text, result = "info", f"{purpose} acknowledged", body.get("d")
+        if purpose in ("summary", "context"):
+            self._final[purpose] = result
+        events: list[BotInput] = [
+            BotEvent(EventKind.LOG, time.time_ns(), {"level": level, "message": text})
+        ]
+        if purpose == "summary" and isinstance(result, dict):
+            events.extend(self.rtvi.summary_actions(result))
+        return events
+
+    def _final_ready(self) -> bool:
+        return self._ending and not self._final_sent and not self._requests.pending_final()
+
+    def _final_part(self) -> FinalStatePart:
+        self._final_sent = True
+        summary = self._final.get("summary")
+        state = summary.get("db", summary) if isinstance(summary, dict) else None
+        context = self._final.get("context")
+        if isinstance(context, dict) and "messages" in context:
+            context = context["messages"]
+        return FinalStatePart(json_piece(state), json_piece(context), done=True)
+
+    def _malformed(self, problem: str, raw: str) -> BotEvent:
+        payload = {"problem": problem, "raw": raw[:200]}
+        return BotEvent(EventKind.MALFORMED_EVENT, time.time_ns(), payload, problem)
+
+    # ------------------------------------------------------------ bridge -> bot
+    async def send(self, message: BridgeOutput) -> bool:
+        if isinstance(message, PeerText):
+            await self._send_json(self.text.send_text(message.text, self._requests))
+            return True
+        if isinstance(message, PeerAudio):
+            buffered = self._ws.transport.get_write_buffer_size()
+            if buffered > self.options.max_buffer_bytes:
+                return False  # the bot is not reading: drop audio, never control
+            await self._ws.send(encode(AudioFrame(message.pcm, self.receive_rate, 1)))
+            return True
+        if isinstance(message, SessionStartInfo):
+            self.text.on = message.modality == "text"
+            for msg in start_messages(message, self.options, self._requests):
+                await self._send_json(msg)
+        elif isinstance(message, StateSyncOut):
+            body = {"t": "apply_sync_delta", "d": message.delta}
+            await self._send_json(rtvi("client-message", self._requests.new("sync"), body))
+        elif isinstance(message, SessionEndingOut):
+            self._ending = True
+            for purpose, t, d in (
+                ("summary", "get_scenario_summary", {"include_db": True}),
+                ("context", "get_context_history", {}),
+            ):
+                if getattr(self.options, f"fetch_{purpose}"):
+                    msg_id = self._requests.new(purpose, final=True)
+                    await self._send_json(rtvi("client-message", msg_id, {"t": t, "d": d}))
+            self._wake.set()
+        return True
+
+    async def _send_json(self, message: dict[str, Any]) -> None:
+        await self._ws.send(encode(MessageFrame(json.dumps(message))))
+
+    async def close(self, error: BotProtocolError | None = None) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._ws.close(1000 if error is None else 1008, "vae"), 5.0)
+
+
+def check_config(config: ConnectorConfig) -> PipecatOptions:
+    """The options of ``config``; :class:`ConnectorOptionsError` for wrong ones or a bad URL."""
+    options = parse_options(config.options)
+    for url in config.urls:
+        if not url.startswith(("ws://", "wss://")):
+            raise ConnectorOptionsError(
+                f"pipecat connector needs a ws:// or wss:// url, got {url!r}"
+            )
+    return options
+
+
+async def dial(config: ConnectorConfig, role: Side) -> PipecatEndpoint:
+    """Connect to the pipecat bot at ``config.url`` and complete the RTVI handshake."""
+    options = check_config(config)
+    delay = 0.2
+    for attempt in range(1, options.connect_retries + 1):
+        try:
+            ws = await connect(config.url, max_size=16 * 1024 * 1024, open_timeout=10)
+            break
+        except (OSError, WebSocketException, TimeoutError) as exc:
+            if attempt == options.connect_retries:
+                raise ConnectorError(f"cannot reach pipecat bot at {config.url}: {exc}") from exc
+            await asyncio.sleep(delay)  # backoff between dial attempts
+            delay = min(delay * 2, 5.0)
+    endpoint = PipecatEndpoint(ws, config.url, role, options)
+    try:
+        await endpoint.handshake()
+    except BaseException:
+        await endpoint.close()
+        raise
+    return endpoint

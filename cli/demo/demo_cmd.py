@@ -1,0 +1,224 @@
+"""``vae demo``: the whole product in one command, offline, on the embedded defaults.
+
+This module is only the click command (options, exit codes, Ctrl-C); what the
+demo starts and runs, and why, is in ``cli/demo/demo_run.py``, imported only when
+the command runs so that ``vae --help`` stays instant. Every demo is a new run
+in the same database, so running it twice keeps both and compares them.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from vae.cli.common import STORE, json_option, print_json, setup_logging, shown
+from vae.cli.gate.gate_opts import gate_options
+
+if TYPE_CHECKING:
+    from vae.cli.demo.demo_run import Progress
+    from vae.recordings.backends.locator import Locator
+
+DEFAULT_SUITE = Path(__file__).resolve().parents[2] / "examples" / "suite"
+
+
+@click.command("demo")
+@click.option(
+    "--db",
+    "db_path",
+    type=STORE,
+    default="vae-demo.db",
+    show_default=True,
+    envvar="VAE_DEMO_DB",
+    help="Database the demo records into (kept; each demo adds a run): a file or a "
+    "postgresql:// URL. Env VAE_DEMO_DB.",
+)
+@click.option(
+    "--suite",
+    type=click.Path(exists=True, path_type=Path),
+    default=DEFAULT_SUITE,
+    show_default=True,
+    help="Scenario file or folder to run (default: the example suite).",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 32),
+    default=6,
+    show_default=True,
+    help="Conversations at once.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Report file (default: beside the database).",
+)
+@click.option(
+    "--tts",
+    type=click.Choice(["auto", "espeak", "buzz"]),
+    default="auto",
+    show_default=True,
+    help="Bot voice: eSpeak NG when installed (auto), or a synthetic buzz.",
+)
+@click.option(
+    "--modality",
+    type=click.Choice(["audio", "text"]),
+    default="audio",
+    show_default=True,
+    envvar="VAE_MODALITY",
+    help="Run the suite in audio or as text turns (the fast tier). Env VAE_MODALITY.",
+)
+@click.option(
+    "--clock",
+    type=click.Choice(["real", "virtual"]),
+    default="real",
+    show_default=True,
+    envvar="VAE_CLOCK",
+    help="Real time, or the virtual lock-step clock (as fast as the bots go). Env VAE_CLOCK.",
+)
+@click.option(
+    "--allow-unscored",
+    is_flag=True,
+    envvar="VAE_ALLOW_UNSCORED",
+    help="Exit 0 even when a gating signal is unscored (env VAE_ALLOW_UNSCORED).",
+)
+@gate_options(report=False)
+@json_option
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
+    default="warning",
+    show_default=True,
+    envvar="VAE_LOG_LEVEL",
+    help="Logging verbosity (env VAE_LOG_LEVEL); quiet by default so the summary reads well.",
+)
+def demo_command(
+    db_path: Locator,
+    suite: Path,
+    concurrency: int,
+    report_path: Path | None,
+    tts: str,
+    modality: str,
+    clock: str,
+    allow_unscored: bool,
+    as_json: bool,
+    log_level: str,
+    **gate_kw: Any,
+) -> None:
+    """Run the example suite end to end: bridge, bots, scorer, judge, report.
+
+    Offline and CPU-only. Prints each scenario's result with the reasons of
+    its failing signals, the success rates, the database and the report path.
+
+    Exits 1 when the run did not complete or a gating signal is unscored
+    (as vae rescore; --allow-unscored accepts the latter); scenarios that
+    fail their signals (the suite has five, on purpose) leave it 0. With gate
+    options (--min-success, --baseline, --junit-xml, ...) the run's scoring is
+    gated as `vae gate` does and the exit code is the gate's: 0 passed, 1
+    failed, 3 could not decide (a run that did not complete, unscored beyond
+    --max-unscored), 2 usage (docs/ci.md).
+
+    --modality text runs the same suite as text turns and --clock virtual
+    runs its audio on the virtual clock: the same verdicts, in a fraction
+    of the time.
+
+    \b
+    Examples:
+      vae demo
+      vae demo --db other.db --suite examples/suite --concurrency 6 -o report.html
+      vae demo --json --tts buzz
+      vae demo --modality text
+      vae demo --clock virtual
+    """
+    from vae.cli.demo.demo_run import Progress, print_summary, run_demo_or_exit
+    from vae.cli.gate.gate_opts import (
+        check_baseline,
+        gate_active,
+        gate_spec,
+        pop_gate_options,
+        refuse_conflicts,
+    )
+    from vae.cli.scoring.rescore_verdict import unscored_exit
+
+    setup_logging(log_level)
+    gate_opts = pop_gate_options(gate_kw)
+    refuse_conflicts(gate_opts, allow_unscored=allow_unscored)
+    spec = gate_spec(gate_opts) if gate_active(gate_opts) else None
+    check_baseline(db_path, spec)
+    progress = Progress()
+    try:
+        result = run_demo_or_exit(
+            db_path, suite, concurrency, report_path, tts, as_json, progress, modality, clock
+        )
+    except KeyboardInterrupt:
+        click.echo(_interrupted_line(progress, db_path), err=True)
+        sys.exit(1)
+    except SystemExit as exc:
+        if spec is None or exc.code != 1:
+            raise
+        from vae.cli.scoring.gate_hooks import could_not_score
+
+        run_id = progress.started[0] if progress.started else ""
+        could_not_score(db_path, run_id, 0, spec, gate_opts, "the demo stopped (see above)",
+                        as_json)  # fmt: skip
+    document = {
+        "run_id": result.run_id,
+        "run_status": result.run_status,
+        "run_error": result.run_error,
+        "scoring_id": result.scoring_id,
+        "database": shown(db_path),
+        "report": str(result.report),
+        "seconds": round(result.seconds, 1),
+        "modality": modality,
+        "clock": clock,
+        "summary": result.summary,
+        "sessions": result.sessions,
+        "baseline": result.baseline,
+    }
+    if spec is not None:
+        from vae.cli.gate.gate_output import evaluate, finish
+
+        if not as_json:
+            print_summary(result, db_path)
+        gated = evaluate(db_path, result.run_id, spec, gate_opts, scoring_id=result.scoring_id,
+                         report_file=result.report)  # fmt: skip
+        finish(gated, gate_opts, as_json=as_json, document=document)
+    if as_json:
+        print_json(document)
+    else:
+        print_summary(result, db_path)
+    code = 0
+    if result.run_status != "completed":
+        detail = f": {result.run_error}" if result.run_error else ""
+        click.echo(f"run {result.run_id} {result.run_status}{detail}; exit 1", err=True)
+        code = 1
+    unscored_code, line = unscored_exit(result.summary, allow_unscored)
+    if line:
+        click.echo(line, err=True)
+    code = max(code, unscored_code)
+    if code:
+        sys.exit(code)
+
+
+def _interrupted_line(progress: Progress, db_path: Locator) -> str:
+    """What Ctrl-C prints: a cancelled run, or a finished run whose scoring or report stopped."""
+    from vae.cli.runs import run_summary
+
+    run_id = progress.started[0] if progress.started else ""
+    if progress.phase == "run" or not run_id:
+        return run_summary.interrupted_line(
+            run_id, f"with a bridge on --db {shown(db_path)} and bots"
+        )
+    if progress.phase == "score":
+        return (
+            f"interrupted while scoring run {run_id} (the run itself is recorded): "
+            f"vae rescore --run {run_id} --db {shown(db_path)} --judge-base-url URL --judge-model M"
+        )
+    return (
+        f"interrupted while writing the report of run {run_id} (run and scoring are "
+        f"recorded): vae report {run_id} --db {shown(db_path)}"
+    )

@@ -1,0 +1,60 @@
+"""``vae gate RUN``: pass or fail a recorded run's scoring on thresholds, for CI.
+
+The command is a thin call of the one gate function
+(:func:`vae.scorer_service.gate.gate`) on ``--db``; the options are the block
+``vae run|rescore|demo`` share (``cli/gate/gate_opts.py``), the files and the
+printout come from ``cli/gate/gate_output.py``. Exit codes keep three cases apart:
+0 the gate passed, 1 the agent failed it, 3 it could not be decided, 2 usage.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from vae.cli.common import db_option, json_option, store_errors
+
+if TYPE_CHECKING:
+    from vae.recordings.backends.locator import Locator
+from vae.cli.gate.gate_opts import gate_options, pop_gate_options
+
+
+@click.command("gate")
+@click.argument("run")
+@click.option(
+    "--scoring",
+    "scoring_ref",
+    default=None,
+    help="Gate this scoring of RUN (id or unique prefix) instead of its current one.",
+)
+@gate_options()
+@db_option
+@json_option
+@store_errors
+def gate_command(run: str, scoring_ref: str | None, db_path: Locator, as_json: bool,
+                 **kw: Any) -> None:  # fmt: skip
+    """Gate RUN's current scoring: exit 0 passed, 1 failed, 3 could not decide, 2 usage.
+
+    Without thresholds the gate still checks that the run completed, was
+    scored, decided at least one session and left none unscored
+    (--max-unscored). The agent failing a threshold or regressing against
+    --baseline exits 1; a run that did not complete, no scoring, zero decided
+    sessions or more unscored sessions than allowed exits 3 — never 0.
+    --junit-xml and --summary-md write what CI tools read; the scorecard is
+    also appended to $GITHUB_STEP_SUMMARY when it is set. See docs/ci.md.
+
+    \b
+    Examples:
+      vae gate 2026-12-02 --db vae.db --min-success 0.8
+      vae gate v2 --baseline v1 --max-regressions 0 --junit-xml vae-junit.xml
+      vae gate v2 --min-success airline=90% --min-success 0.75 --summary-md gate.md
+      vae gate nightly --pass-k 3=0.6 --max-unscored 2 --json
+    """
+    from vae.cli.gate.gate_opts import gate_spec
+    from vae.cli.gate.gate_output import evaluate, finish
+
+    opts = pop_gate_options(kw)
+    spec = gate_spec(opts)
+    result = evaluate(db_path, run, spec, opts, scoring_id=scoring_ref)
+    finish(result, opts, as_json=as_json, cases=True)

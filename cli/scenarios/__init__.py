@@ -1,0 +1,4 @@
+"""Commands on scenario files: ``vae validate`` and ``vae schema``.
+
+May import ``cli.common`` only.
+"""

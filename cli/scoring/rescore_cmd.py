@@ -1,0 +1,323 @@
+"""``vae rescore``: score a recorded run again, and turn the result into an exit code.
+
+``vae rescore --run RUN`` scores in-process on ``--db``, or through a running
+scorer service with ``--scorer ADDR``; either way the result is a new scoring
+and the same text (or ``--json``) summary. Exit codes: 0 done, 1 the rescore
+failed (a judge that cannot be used: the scoring is recorded failed), a
+gating signal is unscored (unless ``--allow-unscored``) or the success rate
+is below ``--fail-under``, 2 bad input (unknown run, bad overrides file, bad
+option, scenarios that need a judge and none configured without
+``--no-judge``).
+
+The judge options and the ``ScoringConfig`` they make live in
+``cli/scoring/rescore_opts.py``; the summary is printed as ``vae scores show`` prints
+it (``cli/scoring/scores_cmd.py``). Nothing heavy is imported at module level.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from vae.cli.common import (
+    db_option,
+    json_option,
+    log_level_option,
+    setup_logging,
+    store_errors,
+    token_option,
+)
+from vae.cli.gate.gate_opts import gate_options
+from vae.cli.scoring.rescore_opts import judge_options, scoring_config
+
+if TYPE_CHECKING:
+    from vae.scorer_service.ledger.aggregate import SessionOutcome
+    from vae.scorer_service.ray_scoring.runner import RayRunner
+
+#: vae.scorer_service.config.END_POLICIES, repeated so that --help imports no service
+#: (tests/cli/test_cli_startup.py checks they agree).
+END_POLICIES = ("tool-only", "valid-terminal-state")
+
+
+def _progress(disable: bool | None) -> tuple[Any, Any]:
+    from tqdm import tqdm
+
+    bar = tqdm(total=0, unit="session", desc="rescoring", file=sys.stderr, disable=disable)
+
+    def update(done: int, total: int, _outcome: SessionOutcome) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
+
+    return bar, update
+
+
+@click.command("rescore")
+@click.option(
+    "--run",
+    "run_ref",
+    required=True,
+    envvar="VAE_RUN",
+    help="Run to score: exact id or unique prefix such as 2024-06-01 (env VAE_RUN).",
+)
+@click.option(
+    "--only",
+    "scorers",
+    multiple=True,
+    metavar="SCORER",
+    help="Run only this scorer (repeatable; default: all), e.g. judge, action_match; "
+    "an unknown name lists the choices.",
+)
+@judge_options
+@click.option(
+    "--overrides",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="YAML/JSON file keyed by scenario name or '*': values replacing the scenario's "
+    "nl_assertions, db_state_assertions, reference_answer, expected_scenario_db, "
+    "expected_user_db or success_signals; add_nl_assertions / add_db_state_assertions "
+    "add to the scenario's own instead (docs/scenarios.md).",
+)
+@click.option(
+    "--append/--overwrite",
+    "append",
+    default=True,
+    help="Add a scoring beside the others (default), or mark them superseded.",
+)
+@click.option(
+    "--strict-match/--no-strict-match",
+    default=None,
+    help="Run-wide strict action matching (default: as recorded).",
+)
+@click.option(
+    "--min-agent-turns", type=int, default=None, help="Stall floor (default: as recorded)."
+)
+@click.option(
+    "--end-policy",
+    type=click.Choice(END_POLICIES),
+    default=None,
+    help="CLEAN_EXIT policy (default: as recorded).",
+)
+@click.option("--label", default="", help="A label stored with the scoring.")
+@click.option("--session", "session_ids", multiple=True, help="Only this session (repeatable).")
+@click.option(
+    "--make-current",
+    is_flag=True,
+    help="Make a subset rescore (--session, or --only leaving a scorer out) the run's current "
+    "scoring (what vae report shows); without it the run keeps its complete scoring.",
+)
+@click.option(
+    "--fail-under",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Exit 1 when the success rate is below this rate (0..1).",
+)
+@click.option(
+    "--allow-unscored",
+    is_flag=True,
+    envvar="VAE_ALLOW_UNSCORED",
+    help="Exit 0 even when a gating signal is unscored (env VAE_ALLOW_UNSCORED).",
+)
+@click.option(
+    "--scorer",
+    "scorer_addr",
+    default=None,
+    envvar="VAE_SCORER",
+    help="Rescore through the scorer service at host:port (env VAE_SCORER); "
+    "default: in-process on --db.",
+)
+@click.option(
+    "--tls-ca",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    envvar="VAE_TLS_CA",
+    help="CA certificate of a TLS scorer (env VAE_TLS_CA).",
+)
+@click.option(
+    "--ray",
+    "ray_address",
+    default=None,
+    metavar="ADDRESS",
+    envvar="VAE_RAY",
+    help="Score the sessions as Ray tasks: auto (the Ray instance this machine runs, else one "
+    "started for this rescore), local, HOST:PORT of a Ray head or ray://HOST:PORT "
+    "(env VAE_RAY; needs pip install 'vae[ray]'). Default: in this process.",
+)
+@gate_options()
+@db_option
+@token_option
+@json_option
+@log_level_option
+@store_errors
+def rescore_command(**kw: Any) -> None:
+    """Score a recorded run again into a new scoring; recordings are never changed.
+
+    Prints a summary: success rates overall, per domain and per signal,
+    latency, tokens, and each failing session with why (or one JSON document
+    with --json). With --transcribe the recorded channels are transcribed
+    first (a layer beside the bots' transcripts, tied to this scoring); a turn
+    that cannot be transcribed leaves what depends on it unscored (asr_error).
+    Progress goes to stderr. Scenarios that need a judge (NL
+    assertions, NL_ASSERTION/JUDGE_PASSED gating) are refused without one
+    unless --no-judge; exits 1 when a gating signal is unscored unless
+    --allow-unscored (see docs/scoring.md). With gate options (--min-success,
+    --baseline, --junit-xml, ...) the new scoring is gated as `vae gate` does
+    and the exit code is the gate's: 0 passed, 1 failed, 3 could not decide
+    (also when the judge cannot be used), 2 usage (docs/ci.md).
+
+    \b
+    Examples:
+      vae rescore --run 2026-12 --db vae.db --no-judge --allow-unscored
+      vae rescore --run 2026-12 --db vae.db --only db_state_assertion --json
+      vae rescore --run 2026-12 --db vae.db --overrides overrides.yaml --label new-asserts
+      vae rescore --run 2026-12 --db vae.db --judge-model my-judge \
+          --judge-base-url http://127.0.0.1:8000/v1
+      vae rescore --run june --db vae.db --transcribe openai \
+          --asr-base-url http://127.0.0.1:8001/v1 --asr-model whisper-1 --no-judge
+      vae rescore --run 2026-12 --db vae.db --transcribe pocketsphinx --no-judge
+      vae rescore --run 2026-12 --db vae.db --no-judge --allow-unscored --ray auto
+    """
+    import asyncio
+
+    import grpc
+
+    from vae.cli.gate.gate_opts import (
+        check_baseline,
+        gate_active,
+        gate_spec,
+        pop_gate_options,
+        refuse_conflicts,
+    )
+    from vae.cli.scoring.gate_hooks import could_not_score, gate_scoring, started_ns
+    from vae.cli.scoring.scores_cmd import emit_scoring
+    from vae.recordings.errors import ScenarioError
+    from vae.scorer_service.config import ConfigError
+    from vae.scorer_service.edge.wire_client import remote_rescore
+    from vae.scorer_service.judge.client import JudgeUnusableError
+    from vae.scorer_service.ray_scoring.connect import RayScoringError
+    from vae.scorer_service.scoring.rescore import RescoreError, rescore
+
+    setup_logging(kw["log_level"])
+    gate_opts = pop_gate_options(kw)
+    refuse_conflicts(gate_opts, allow_unscored=kw["allow_unscored"], fail_under=kw["fail_under"])
+    spec = gate_spec(gate_opts) if gate_active(gate_opts) else None
+    check_baseline(kw["db_path"], spec)
+    since = started_ns()
+    config = scoring_config(kw)
+    asr, judge = config.transcription, config.judge
+    if asr.enabled and judge.enabled and not judge.include_conversation:
+        click.echo(
+            "warning: --transcribe without --judge-include-conversation: the judge "
+            "does not read the transcripts (HEARD_CORRECTLY still does)",
+            err=True,
+        )
+    mode = "append" if kw["append"] else "overwrite"
+    runner = _ray_runner(kw)
+    bar, update = _progress(disable=kw["as_json"] or None)
+    try:
+        if kw["scorer_addr"]:
+            scoring, outcomes = asyncio.run(
+                remote_rescore(
+                    kw["scorer_addr"],
+                    kw["run_ref"],
+                    config,
+                    mode=mode,
+                    session_ids=kw["session_ids"],
+                    token=kw["token"],
+                    tls_ca=kw["tls_ca"],
+                    on_progress=update,
+                    make_current=kw["make_current"],
+                )
+            )
+        else:
+            result = asyncio.run(
+                rescore(
+                    kw["db_path"],
+                    kw["run_ref"],
+                    config,
+                    mode=mode,
+                    session_ids=kw["session_ids"],
+                    on_progress=update,
+                    make_current=kw["make_current"],
+                    runner=runner,
+                )
+            )
+            scoring, outcomes = result.scoring, result.sessions
+    except (ConfigError, ScenarioError, RescoreError) as exc:
+        raise click.UsageError(str(exc)) from exc
+    except JudgeUnusableError as exc:
+        if spec is not None:
+            bar.close()
+            could_not_score(kw["db_path"], kw["run_ref"], since, spec, gate_opts, str(exc),
+                            kw["as_json"])  # fmt: skip
+        from vae.cli.scoring import rescore_verdict
+
+        click.echo(rescore_verdict.judge_unusable_line(str(exc)), err=True)
+        sys.exit(1)
+    except RayScoringError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    except grpc.aio.AioRpcError as exc:
+        if exc.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT):
+            raise click.UsageError(exc.details() or str(exc.code())) from exc
+        reason = f"scorer {kw['scorer_addr']}: {exc.code().name}: {exc.details()}"
+        if spec is not None:
+            bar.close()
+            could_not_score(kw["db_path"], kw["run_ref"], since, spec, gate_opts, reason,
+                            kw["as_json"])  # fmt: skip
+        click.echo(f"error: {reason}", err=True)
+        sys.exit(1)
+    finally:
+        bar.close()
+        if runner is not None:
+            runner.close()
+    if spec is not None:
+        gate_scoring(kw["db_path"], scoring, outcomes, spec, gate_opts, kw["as_json"])
+    emit_scoring(scoring, outcomes, kw["as_json"])
+    from vae.cli.scoring import rescore_verdict
+
+    subset = rescore_verdict.subset_line(scoring)
+    if subset:
+        click.echo(subset, err=True)
+
+    code, line = rescore_verdict.unscored_exit(scoring.summary, kw["allow_unscored"])
+    if line:
+        click.echo(line, err=True)
+    if code:
+        sys.exit(code)
+    rate = scoring.summary.get("success_rate")
+    if kw["fail_under"] is not None and (
+        not isinstance(rate, float | int) or rate < kw["fail_under"]
+    ):
+        click.echo(f"success rate {rate} is below --fail-under {kw['fail_under']}", err=True)
+        sys.exit(1)
+
+
+def _ray_runner(kw: dict[str, Any]) -> RayRunner | None:
+    """The Ray runner ``--ray`` asks for (None without it); bad input exits before any work."""
+    address = kw["ray_address"]
+    if not address:
+        return None
+    if kw["scorer_addr"]:
+        raise click.UsageError(
+            "--ray scores in this process; a scorer service scores on Ray when started with "
+            "`vae scorer serve --ray ADDRESS`"
+        )
+    from vae.scorer_service.ray_scoring.connect import (
+        RayAddressError,
+        RayScoringError,
+        parse_address,
+        require_ray,
+    )
+    from vae.scorer_service.ray_scoring.runner import RayRunner
+
+    try:
+        parse_address(address)
+        require_ray()
+    except RayAddressError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except RayScoringError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    return RayRunner(address)

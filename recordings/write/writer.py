@@ -1,0 +1,270 @@
+"""The single writer of a store file, and the recording's rows it writes.
+
+Every write in a process goes through one :class:`RecordingWriter` per file
+(see :func:`open_writer`), so rows of one file are committed in order by one
+task and SQLite never sees two writers of ours. How rows are queued, batched
+and committed, and how storage failures end the writer, is the engine
+(:mod:`vae.recordings.write.batch_writer`, :mod:`vae.recordings.write.batch_commit`); the
+scorer's rows are :mod:`vae.recordings.write.scoring_writes`. This module turns a
+recording — runs, sessions, audio segments, events, final states, artifacts —
+into rows, and hands out the one writer per file.
+
+Real-time callers (the bridge's audio clock) use the ``*_nowait`` methods,
+which never wait on disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from vae.recordings.backends.locator import StoreRef, locate
+from vae.recordings.models import (
+    ArtifactRecord,
+    EventRecord,
+    FinalStateRecord,
+    RunRecord,
+    RunScenario,
+    SegmentRecord,
+    SessionRecord,
+)
+from vae.recordings.write.batch_commit import Row
+from vae.recordings.write.batch_writer import dumps
+from vae.recordings.write.label_rows import LabelWriter
+from vae.recordings.write.scoring_writes import ScoringWriter
+
+__all__ = ["FINAL_STATE_SQL", "RecordingWriter", "dumps", "open_writer"]
+
+
+class RecordingWriter(ScoringWriter, LabelWriter):
+    """The single writer of one store file, with typed writes of every record."""
+
+    async def create_run(self, run: RunRecord) -> None:
+        await self.execute(
+            "INSERT INTO runs (run_id, created_ns, finished_ns, status, options_json,"
+            " vae_version, tags_json, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run.run_id,
+                run.created_ns,
+                run.finished_ns,
+                str(run.status),
+                dumps(run.options),
+                run.vae_version,
+                dumps(run.tags),
+                run.source,
+            ),
+        )
+
+    async def update_run_status(
+        self, run_id: str, status: str, finished_ns: int | None = None, error: str = ""
+    ) -> None:
+        await self.execute(
+            "UPDATE runs SET status = ?, finished_ns = ?, error = ? WHERE run_id = ?",
+            (str(status), finished_ns, error, run_id),
+        )
+
+    async def add_run_scenarios(self, scenarios: Sequence[RunScenario]) -> None:
+        await self.executemany(
+            "INSERT INTO run_scenarios (run_id, scenario_name, ordinal, domain,"
+            " scenario_json) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, scenario_name) DO NOTHING",
+            [
+                (s.run_id, s.scenario_name, s.ordinal, s.domain, dumps(s.scenario))
+                for s in scenarios
+            ],
+        )
+
+    async def start_session(self, s: SessionRecord) -> None:
+        await self.execute(
+            "INSERT INTO sessions (session_id, run_id, scenario_name, attempt, status,"
+            " started_ns, user_bot_json, agent_bot_json, audio_json, retry_reason)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                s.session_id,
+                s.run_id,
+                s.scenario_name,
+                s.attempt,
+                str(s.status),
+                s.started_ns,
+                dumps(s.user_bot),
+                dumps(s.agent_bot),
+                dumps(s.audio),
+                s.retry_reason,
+            ),
+        )
+
+    async def update_session_info(
+        self,
+        session_id: str,
+        *,
+        user_bot: dict[str, object],
+        agent_bot: dict[str, object],
+        audio: dict[str, object],
+    ) -> None:
+        await self.execute(
+            "UPDATE sessions SET user_bot_json = ?, agent_bot_json = ?, audio_json = ?"
+            " WHERE session_id = ?",
+            (dumps(user_bot), dumps(agent_bot), dumps(audio), session_id),
+        )
+
+    async def end_session(
+        self,
+        session_id: str,
+        *,
+        ended_ns: int,
+        stop_reason: str,
+        stop_detail: str = "",
+        clean_exit: bool | None,
+        user_turns: int,
+        agent_turns: int,
+    ) -> None:
+        await self.execute(
+            "UPDATE sessions SET status = 'ended', ended_ns = ?, stop_reason = ?,"
+            " stop_detail = ?, clean_exit = ?, user_turns = ?, agent_turns = ?"
+            " WHERE session_id = ?",
+            (
+                ended_ns,
+                stop_reason,
+                stop_detail,
+                None if clean_exit is None else int(clean_exit),
+                user_turns,
+                agent_turns,
+                session_id,
+            ),
+        )
+
+    async def mark_superseded(self, session_id: str, reason: str) -> None:
+        await self.execute(
+            "UPDATE sessions SET status = 'superseded', superseded_reason = ? WHERE session_id = ?",
+            (reason, session_id),
+        )
+
+    async def add_segment(self, seg: SegmentRecord) -> None:
+        await self.execute(_SEGMENT_SQL, _segment_row(seg))
+
+    def add_segment_nowait(self, seg: SegmentRecord) -> None:
+        """Queue a segment without waiting (the bridge's audio clock)."""
+        self.execute_nowait(_SEGMENT_SQL, _segment_row(seg))
+
+    async def put_session_mode(self, session_id: str, *, modality: str, clock: str) -> None:
+        """Record how the session's bots talk (audio/text) and its clock (real/virtual)."""
+        await self.execute(
+            "UPDATE sessions SET modality = ?, clock = ? WHERE session_id = ?",
+            (modality, clock, session_id),
+        )
+
+    async def put_session_caller(self, session_id: str, caller: dict[str, Any]) -> None:
+        """Record the caller the session's scenario asked for (voice, behaviours, voicemail)."""
+        await self.execute(
+            "UPDATE sessions SET caller_json = ? WHERE session_id = ?",
+            (dumps(caller), session_id),
+        )
+
+    async def put_session_clock(self, session_id: str, clock: dict[str, object]) -> None:
+        """Record how late a session's clock ticked and its audio arrived."""
+        await self.execute(
+            "UPDATE sessions SET clock_json = ? WHERE session_id = ?", (dumps(clock), session_id)
+        )
+
+    async def put_session_line(self, session_id: str, line: dict[str, object]) -> None:
+        """Record the phone line the caller's audio went through (``sessions.line_json``)."""
+        await self.execute(
+            "UPDATE sessions SET line_json = ? WHERE session_id = ?", (dumps(line), session_id)
+        )
+
+    async def put_session_bridge(self, session_id: str, bridge: dict[str, object]) -> None:
+        """Record which bridge process served the attempt (host, pid, address, worker)."""
+        await self.execute(
+            "UPDATE sessions SET bridge_json = ? WHERE session_id = ?", (dumps(bridge), session_id)
+        )
+
+    async def add_events(self, events: Sequence[EventRecord]) -> None:
+        await self.executemany(
+            "INSERT INTO events (session_id, side, kind, bridge_ns, bot_ns, payload_json)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (e.session_id, str(e.side), str(e.kind), e.bridge_ns, e.bot_ns, dumps(e.payload))
+                for e in events
+            ],
+        )
+
+    async def put_final_state(self, fs: FinalStateRecord) -> None:
+        await self.execute(
+            FINAL_STATE_SQL,
+            (
+                fs.session_id,
+                str(fs.side),
+                fs.received_ns,
+                None if fs.state is None else dumps(fs.state),
+                fs.state_hash,
+                None if fs.context is None else dumps(fs.context),
+            ),
+        )
+
+    async def add_artifact(self, art: ArtifactRecord) -> None:
+        await self.execute(
+            "INSERT INTO artifacts (run_id, session_id, name, content) VALUES (?, ?, ?, ?)",
+            (art.run_id, art.session_id, art.name, art.content),
+        )
+
+
+#: A side's final state; a second one for the same side replaces the first.
+FINAL_STATE_SQL = (
+    "INSERT INTO final_states (session_id, side, received_ns, state_json, state_hash,"
+    " context_json) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, side) DO UPDATE SET"
+    " received_ns = excluded.received_ns, state_json = excluded.state_json,"
+    " state_hash = excluded.state_hash, context_json = excluded.context_json"
+)
+
+_SEGMENT_SQL = (
+    "INSERT INTO audio_segments (session_id, channel, seq, start_offset, sample_count,"
+    " sample_rate, first_arrival_ns, frames, pcm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _segment_row(seg: SegmentRecord) -> Row:
+    return (
+        seg.session_id,
+        str(seg.channel),
+        seg.seq,
+        seg.start_offset,
+        seg.sample_count,
+        seg.sample_rate,
+        seg.first_arrival_ns,
+        seg.frames,
+        seg.pcm,
+    )
+
+
+# ---------------------------------------------------------------- one per file
+_writers: dict[tuple[int, str], tuple[RecordingWriter, int]] = {}
+
+
+@contextlib.asynccontextmanager
+async def open_writer(path: StoreRef, **options: Any) -> AsyncIterator[RecordingWriter]:
+    """The process's writer for a store (file or database): shared in this event loop.
+
+    The first user starts it; the last one out flushes and closes it.
+    """
+    locator = locate(path)
+    # abspath only joins with the cwd: no I/O worth a thread here.
+    where = locator.url if locator.url is not None else os.path.abspath(locator.file)  # noqa: ASYNC240
+    key = (id(asyncio.get_running_loop()), where)
+    if key in _writers:
+        writer, users = _writers[key]
+        _writers[key] = (writer, users + 1)
+    else:
+        writer = RecordingWriter(locator, **options)
+        await writer.start()
+        _writers[key] = (writer, 1)
+    try:
+        yield writer
+    finally:
+        writer, users = _writers[key]
+        if users <= 1:
+            del _writers[key]
+            await writer.close()
+        else:
+            _writers[key] = (writer, users - 1)

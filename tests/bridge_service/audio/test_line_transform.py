@@ -1,0 +1,54 @@
+"""The line transform on its own: loss rates and bursts over many packets, jitter, mu-law."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vae.bridge_service.audio.line import LineTransform, mulaw_roundtrip
+from vae.recordings.scenarios.line import LineConditions
+
+RATE = 16000
+FRAME = RATE * 16 // 1000  # frames of 16 ms over packets of 20 ms: the grid is the line's
+
+
+def _run(line: LineConditions, seconds: float, seed: int = 1) -> tuple[np.ndarray, LineTransform]:
+    t = LineTransform(line, RATE, seed)
+    loud = (np.ones(FRAME) * 1000).astype("<i2").tobytes()
+    out = b"".join(t.apply(loud) for _ in range(int(seconds * 1000 / 16)))
+    return np.frombuffer(out, dtype="<i2"), t
+
+
+def _lost(samples: np.ndarray) -> np.ndarray:
+    n = len(samples) // 320
+    return np.all(samples[: n * 320].reshape(n, 320) == 0, axis=1)
+
+
+def test_independent_loss_rate_over_many_packets() -> None:
+    out, t = _run(LineConditions(packet_loss=0.1), 400)  # 20 000 packets
+    lost = _lost(out)
+    assert abs(lost.mean() - 0.1) < 0.01  # sigma is 0.002
+    assert abs(t.lost - int(lost.sum())) <= 1
+
+
+def test_bursty_loss_keeps_the_rate_and_makes_bursts_of_the_mean_length() -> None:
+    out, _ = _run(LineConditions(packet_loss=0.1, packet_loss_burst=4), 400)
+    lost = _lost(out)
+    assert abs(lost.mean() - 0.1) < 0.02
+    edges = np.diff(np.concatenate([[0], lost.astype(int), [0]]))
+    lengths = np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)
+    assert 3.3 < lengths.mean() < 4.7
+
+
+def test_jitter_beyond_the_playout_buffer_leaves_gaps() -> None:
+    out, t = _run(LineConditions(jitter_ms=30), 100)
+    # |N(0, 30 ms)| > 40 ms: 18 % of packets.
+    assert 0.15 < _lost(out).mean() < 0.21 and t.late == int(_lost(out).sum())
+    out, t = _run(LineConditions(jitter_ms=5), 20)
+    assert not _lost(out).any() and t.late == 0
+
+
+def test_mulaw_roundtrip_error_is_small_relative_to_the_level() -> None:
+    x = np.random.default_rng(2).normal(0, 3000, 8000)
+    err = mulaw_roundtrip(x) - x
+    snr = 10 * np.log10(np.mean(x**2) / np.mean(err**2))
+    assert 30 < snr < 45  # G.711 is about 38 dB
