@@ -228,6 +228,25 @@ def test_protobuf_stays_at_the_service_edges() -> None:
     assert not offenders, offenders
 
 
+def test_nothing_imports_the_folders_by_their_bare_names() -> None:
+    """``import recordings`` works only in a checkout; an installed vae has ``vae.recordings``."""
+    trees = [*PRODUCT, "vae", "tests", "benchmarks", "scripts", "examples"]
+    files = [p for t in trees for p in sorted((ROOT / t).rglob("*.py")) if ".venv" not in str(p)]
+    bad = []
+    for path in files:
+        if re.search(r"_pb2(_grpc)?\.py$", path.name) or "node_modules" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            bad += [f"{path.relative_to(ROOT)}:{node.lineno} imports {n}"
+                    for n in names if n.split(".")[0] in PRODUCT]  # fmt: skip
+    assert not bad, "\n".join(bad)
+
+
 def test_the_installed_names_are_the_folders() -> None:
     """``vae/<package>`` is a link to the top-level folder, so both names are one tree."""
     for package in PRODUCT:

@@ -3,7 +3,7 @@ speaker, inactivity.
 
 Why one module: every clock driver (the real-time open mic, the virtual
 lock-step audio clock, text on either clock) checks the same three limits,
-always against the session's time (:mod:`bridge_service.session_time`), never
+always against the session's time (:mod:`vae.bridge_service.timebase`), never
 the wall clock — so a scenario whose maximum duration is 30 s ends at exactly
 30 s of session time whether that took 30 s or 0.3 s. The virtual text clock
 also needs to know *when* the next limit falls due, to jump straight to it
@@ -16,12 +16,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from bridge_service.config import StopReason
-from bridge_service.ending import EndRequest
-from bridge_service.first_speaker import silent_first_speaker
+from vae.bridge_service.config import StopReason
+from vae.bridge_service.session.ending import EndRequest
+from vae.bridge_service.session.first_speaker import silent_first_speaker
 
 if TYPE_CHECKING:
-    from bridge_service.session_state import SessionState
+    from vae.bridge_service.session.state import SessionState
 
 _NS = 1_000_000_000
 
