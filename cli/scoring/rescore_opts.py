@@ -110,10 +110,10 @@ def scoring_config(kw: dict[str, Any]) -> ScoringConfig:
         ConfigError,
         JudgeSettings,
         ScoringConfig,
-        TranscriptionSettings,
         load_overrides,
     )
     from vae.scorer_service.scoring.registry import SCORER_NAMES
+    from vae.speech.stt_settings import TranscriptionSettings
 
     unknown = [name for name in kw["scorers"] if name not in SCORER_NAMES]
     if unknown:
