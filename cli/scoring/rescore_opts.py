@@ -3,9 +3,10 @@
 Why a module: the judge's settings (endpoint, sampling, retries, cache,
 prompt) gain options whenever the judge client does, and the translation of
 the command's keywords into a ``ScoringConfig`` changes with the scorer's
-configuration, not with how ``vae rescore`` runs a scoring or reports it
-(``cli/scoring/rescore_cmd.py``). The declarations import no service, so ``--help``
-stays instant; ``scorer_service`` is imported only when a config is built.
+configuration, not with how ``vae rescore`` runs a scoring
+(``cli/scoring/rescore_exec.py``) or reports it (``cli/scoring/rescore_cmd.py``).
+The declarations import no service, so ``--help`` stays instant;
+``scorer_service`` is imported only when a config is built.
 """
 
 from __future__ import annotations
