@@ -34,10 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from vae.cli.demo.demo_run import run_demo
 from vae.recordings.read.reader import RecordingReader
 from vae.recordings.vad import spurts
-from vae.scorer_service.config import ScoringConfig, TranscriptionSettings
+from vae.scorer_service.config import ScoringConfig
 from vae.scorer_service.scoring.rescore import rescore
 from vae.scorer_service.transcription.stage import PAD_S
 from vae.speech.stt import SPHINX_RATE, to_rate
+from vae.speech.stt_settings import TranscriptionSettings
 
 
 def cpu_speed(db: Path, scoring_id: str) -> tuple[float, float]:

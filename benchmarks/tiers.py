@@ -58,7 +58,7 @@ from vae.bots.sound.speech import default_synthesiser  # noqa: E402
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc  # noqa: E402
 from vae.bridge_service.config import BridgeSettings  # noqa: E402
 from vae.bridge_service.server import BridgeServer  # noqa: E402
-from vae.cli.demo.demo_run import _run_options  # noqa: E402
+from vae.cli.demo.demo_wire import run_options  # noqa: E402
 from vae.cli.runs.run_request import set_tier  # noqa: E402
 from vae.recordings.models import Side  # noqa: E402
 from vae.recordings.read.reader import RecordingReader  # noqa: E402
@@ -182,7 +182,7 @@ async def run_suite(
 ) -> tuple[str, str]:
     import grpc
 
-    options = _run_options(args.concurrency, 4.0)
+    options = run_options(args.concurrency, 4.0)
     set_tier(options, modality, clock)
     if args.frame_ms:
         options.frame_ms = args.frame_ms

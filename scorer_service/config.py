@@ -4,6 +4,12 @@ Everything needed to reproduce a scoring lives here (except the judge's API
 key, which is never stored). ``to_dict``/``config_from_dict`` round-trip
 through the ``scorings.config_json`` column. Unset optional values keep their
 ``None`` so a stored config says "default" rather than freezing today's default.
+
+The transcription stage's settings are
+:class:`vae.speech.stt_settings.TranscriptionSettings`, the very type the
+speech engines are built from (one type, so the stored fields and the
+engines' never drift apart); it is stored under ``"transcription"`` like the
+other sections.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from vae.speech.stt_settings import ENGINES, TRANSCRIPT_SOURCES, TranscriptionSettings
 
 #: Keys an override entry may set, replacing the recorded scenario's value; the
 #: ``add_*`` keys instead append to the scenario's own list (docs/scenarios.md).
@@ -31,9 +39,6 @@ OVERRIDE_KEYS = frozenset(
 )
 
 END_POLICIES = ("tool-only", "valid-terminal-state")
-#: Transcription engines (vae.speech.stt.ENGINES) and where each side's words come from.
-ASR_ENGINES = ("openai", "pocketsphinx")
-TRANSCRIPT_SOURCES = ("bots", "asr", "prefer-asr")
 
 
 class ConfigError(ValueError):
@@ -76,32 +81,6 @@ class TimingSettings:
 
 
 @dataclass
-class TranscriptionSettings:
-    """The transcription stage (``vae rescore --transcribe``): engine, model, parameters."""
-
-    #: "" (no stage), "openai" or "pocketsphinx".
-    engine: str = ""
-    base_url: str = ""
-    model: str = ""
-    #: Sent as a bearer token; excluded from :meth:`ScoringConfig.to_dict`.
-    api_key: str = ""
-    language: str = ""
-    timeout_s: float = 60.0
-    max_retries: int = 3
-    backoff_s: float = 0.5
-    concurrency: int = 2
-    #: Each side's words: what its bot reported (ASR fills a side that reported
-    #: nothing), the transcription only, or the transcription where it succeeded.
-    transcripts: str = "bots"
-    #: Transcribe again even when the cache holds the turn (fresh text refreshes it).
-    no_cache: bool = False
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.engine)
-
-
-@dataclass
 class ScoringConfig:
     #: Scorer names to run; empty: all.
     scorers: list[str] = field(default_factory=list)
@@ -140,9 +119,9 @@ class ScoringConfig:
 
 
 def _validate_transcription(t: TranscriptionSettings) -> None:
-    if t.engine and t.engine not in ASR_ENGINES:
+    if t.engine and t.engine not in ENGINES:
         raise ConfigError(
-            f"unknown transcription engine {t.engine!r} (choose from {', '.join(ASR_ENGINES)})"
+            f"unknown transcription engine {t.engine!r} (choose from {', '.join(ENGINES)})"
         )
     if t.transcripts not in TRANSCRIPT_SOURCES:
         raise ConfigError(f"transcripts must be one of {', '.join(TRANSCRIPT_SOURCES)}")

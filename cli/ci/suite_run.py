@@ -40,7 +40,7 @@ from vae.scorer_service.config import JudgeSettings, ScoringConfig
 from vae.scorer_service.scoring.rescore import rescore
 from vae.serving import client_channel
 
-#: ``vae demo``'s run options (cli/demo/demo_run.py), for the in-process run's unset options.
+#: ``vae demo``'s run options (cli/demo/demo_wire.py), for the in-process run's unset options.
 IN_PROCESS_DEFAULTS: dict[str, Any] = {
     "concurrency": 6,
     "inactivity_timeout": 4.0,

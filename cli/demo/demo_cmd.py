@@ -1,8 +1,10 @@
 """``vae demo``: the whole product in one command, offline, on the embedded defaults.
 
 This module is only the click command (options, exit codes, Ctrl-C); what the
-demo starts and runs, and why, is in ``cli/demo/demo_run.py``, imported only when
-the command runs so that ``vae --help`` stays instant. Every demo is a new run
+demo starts and runs, and why, is in ``cli/demo/demo_run.py`` (its calls to the
+services in ``cli/demo/demo_wire.py``, its report and summary in
+``cli/demo/demo_summary.py``), imported only when the command runs so that
+``vae --help`` stays instant. Every demo is a new run
 in the same database, so running it twice keeps both and compares them.
 """
 
@@ -134,7 +136,8 @@ def demo_command(
       vae demo --modality text
       vae demo --clock virtual
     """
-    from vae.cli.demo.demo_run import Progress, print_summary, run_demo_or_exit
+    from vae.cli.demo.demo_run import Progress, run_demo_or_exit
+    from vae.cli.demo.demo_summary import print_summary
     from vae.cli.gate.gate_opts import (
         check_baseline,
         gate_active,

@@ -1,4 +1,4 @@
-"""What ``vae demo`` does (the command itself is ``cli/demo/demo_cmd.py``).
+"""What ``vae demo`` starts and runs, in order (the command itself is ``cli/demo/demo_cmd.py``).
 
 It starts the bridge and the scorer in-process (gRPC on loopback ports), the
 scripted reference bots (in-process gRPC clients), and a rule-based stand-in
@@ -14,18 +14,22 @@ signal is unscored (the rule of ``vae rescore``,
 success over sessions that were cut off or never judged. Sessions that fail
 their signals do not change the exit code — the suite is built with five
 scenarios that fail.
+
+This module is the demo's sequence — what starts, in what order, what stops
+on the way out, and which failures end the command — and changes with it.
+The gRPC calls that run and score the suite are ``cli/demo/demo_wire.py``;
+the result, the report and the printed summary ``cli/demo/demo_summary.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING
 
 import click
 import grpc
@@ -33,23 +37,14 @@ import grpc
 from vae.bots.brains.scripted import play_script
 from vae.bots.runner import BotConfig, run_bots
 from vae.bots.sound.speech import default_synthesiser
-from vae.bots.stand_in.offline_judge import MODEL as JUDGE_MODEL
 from vae.bots.stand_in.offline_judge import offline_judge_server
-from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.bridge_service.config import BridgeSettings
 from vae.bridge_service.server import BridgeServer
-from vae.cli.common import shown
-from vae.cli.demo.demo_compare import previous_scored_run, print_comparison
+from vae.cli.demo.demo_summary import DemoResult, write_report
+from vae.cli.demo.demo_wire import run_options, run_suite, score_run
 from vae.cli.runs.run_client import STATUS
 from vae.cli.runs.run_request import set_tier
-from vae.cli.runs.run_start import start_run
-from vae.cli.tables import pct, table
-from vae.recordings.read.reader import RecordingReader
-from vae.scorer.v1 import scorer_pb2, scorer_pb2_grpc
 from vae.scorer_service.edge.server import start_scorer
-from vae.scorer_service.ledger.unscored import unscored_line
-from vae.scorer_service.report import report_data
-from vae.scorer_service.report.html import render
 
 if TYPE_CHECKING:
     from vae.recordings.backends.locator import Locator
@@ -63,100 +58,6 @@ class Progress:
     started: list[str] = field(default_factory=list)
     #: "run" while the suite runs, then "score" once the run finished, then "report".
     phase: str = "run"
-
-
-@dataclass
-class DemoResult:
-    run_id: str
-    scoring_id: str
-    summary: dict[str, Any]
-    #: How the run ended: completed, failed or cancelled (``vae run``'s statuses).
-    run_status: str = ""
-    run_error: str = ""
-    sessions: list[dict[str, Any]] = field(default_factory=list)
-    report: Path | None = None
-    seconds: float = 0.0
-    #: The comparison with the previous scored run of the database (None on the first).
-    baseline: dict[str, Any] | None = None
-    #: How the suite ran: "audio"/"text" on the "real"/"virtual" clock.
-    modality: str = "audio"
-    clock: str = "real"
-
-
-def _run_options(concurrency: int, inactivity_s: float) -> bridge_pb2.RunOptions:
-    return bridge_pb2.RunOptions(
-        concurrency=concurrency,
-        inactivity_timeout_s=inactivity_s,
-        # The suite's stalled-agent scenario answers once: below two it is "stalled".
-        min_agent_turns=2,
-        max_auto_retries=1,
-        auto_retry_backoff_s=0.5,
-        pairing_timeout_s=30,
-        seed=7,
-        # The scripted agent reports what it heard from the caller's shared transcript,
-        # so HEARD_CORRECTLY is decided (and a scripted mishearing attributed).
-        share_transcripts=True,
-        tags=["demo"],
-    )
-
-
-async def _run_suite(
-    address: str, suite: Path, options: bridge_pb2.RunOptions, show: bool, progress: Progress
-) -> bridge_pb2.Run:
-    """Run the suite to its end; the run as the bridge has it then (its final status)."""
-    async with grpc.aio.insecure_channel(address) as channel:
-        stub: bridge_pb2_grpc.BridgeServiceAsyncStub = bridge_pb2_grpc.BridgeServiceStub(channel)
-        request = bridge_pb2.StartRunRequest(
-            sources=[bridge_pb2.ScenarioSource(path=str(suite))], options=options
-        )
-        run = (await start_run(stub, request, progress.started)).run
-        total = run.scenarios_total
-        done = 0
-        with click.progressbar(
-            length=total, label=f"running {run.run_id}", file=_sink(show)
-        ) as bar:
-            try:
-                async for event in stub.WatchRun(bridge_pb2.WatchRunRequest(run_id=run.run_id)):
-                    if event.scenarios_done > done:
-                        bar.update(event.scenarios_done - done)
-                        done = event.scenarios_done
-                    if event.kind == bridge_pb2.RUN_EVENT_KIND_RUN_FINISHED:
-                        break
-            except asyncio.CancelledError:
-                # Ctrl-C: cancel the run (sessions end `cancelled`) before the bridge stops.
-                await stub.CancelRun(bridge_pb2.CancelRunRequest(run_id=run.run_id))
-                raise
-        final = (await stub.GetRun(bridge_pb2.GetRunRequest(run_id=run.run_id))).run
-    progress.phase = "score"
-    return final
-
-
-async def _score(
-    address: str, run_id: str, total: int, judge_url: str, show: bool
-) -> scorer_pb2.Scoring:
-    config = scorer_pb2.ScoringConfig(
-        judge=scorer_pb2.JudgeConfig(base_url=judge_url, model=JUDGE_MODEL, api_key="offline"),
-        label="vae demo (offline stand-in judge)",
-    )
-    scoring: scorer_pb2.Scoring | None = None
-    async with grpc.aio.insecure_channel(address) as channel:
-        stub: scorer_pb2_grpc.ScorerServiceAsyncStub = scorer_pb2_grpc.ScorerServiceStub(channel)
-        stream = stub.Rescore(scorer_pb2.RescoreRequest(run=run_id, config=config))
-        done = 0
-        with click.progressbar(length=total, label=f"scoring {run_id}", file=_sink(show)) as bar:
-            async for msg in stream:
-                bar.update(msg.sessions_done - done)
-                done = msg.sessions_done
-                if msg.HasField("scoring"):
-                    scoring = msg.scoring
-    if scoring is None:
-        raise click.ClickException("the scorer ended without a scoring")
-    return scoring
-
-
-def _sink(show: bool) -> TextIO | None:
-    """Where progress goes: stderr, or nowhere for --json (stdout is the JSON)."""
-    return sys.stderr if show else io.StringIO()
 
 
 async def run_demo(
@@ -194,15 +95,16 @@ async def run_demo(
                         )
                         tg.create_task(run_bots(config, stop))
                     try:
-                        options = _run_options(concurrency, inactivity_s)
+                        options = run_options(concurrency, inactivity_s)
                         set_tier(options, modality, clock)
-                        run = await _run_suite(
-                            bridge.address, suite, options, show_progress, progress
+                        run = await run_suite(
+                            bridge.address, suite, options, show_progress, progress.started
                         )
+                        progress.phase = "score"
                     finally:
                         stop.set()
                 run_id, total = run.run_id, run.scenarios_total
-                scoring = await _score(
+                scoring = await score_run(
                     f"127.0.0.1:{scorer.port}", run_id, total, judge.base_url, show_progress
                 )
         finally:
@@ -215,7 +117,7 @@ async def run_demo(
     report = report_path or (db_path.file.with_name(name) if db_path.path else Path.cwd() / name)
     progress.phase = "report"
     sessions, baseline = await asyncio.to_thread(
-        _write_report, db_path, run_id, scoring.scoring_id, report
+        write_report, db_path, run_id, scoring.scoring_id, report
     )
     return DemoResult(
         run_id=run_id,
@@ -232,76 +134,6 @@ async def run_demo(
     )
 
 
-def _write_report(
-    db_path: Locator, run_id: str, scoring_id: str, out: Path
-) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    with RecordingReader(db_path) as reader:
-        baseline = previous_scored_run(reader, run_id)
-        data = report_data(reader, run_id, scoring_id, baseline_run=baseline)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(data), encoding="utf-8")
-    return [
-        {
-            "scenario": s["scenario_name"],
-            "domain": s["domain"],
-            "verdict": s["verdict"],
-            "stop_reason": s["stop_reason"],
-            "failing": {f["signal"]: f["reasons"] for f in s["failing"] if f["gating"]},
-            # The report's one-line reason: a mishearing that explains the failure first.
-            "reason": s["reason"],
-            "misheard": next(
-                (f["misheard"] for f in s["failing"] if f["gating"] and f.get("misheard")), ""
-            ),
-        }
-        for s in data["sessions"]
-    ], data["baseline"]
-
-
-def _first(reasons: list[str], misheard: str | None) -> str:
-    """A signal's first reason, leaving out the mishearing already printed before it."""
-    found = [r for r in reasons if r != misheard]
-    return found[0] if found else ""
-
-
-def print_summary(result: DemoResult, db_path: Locator) -> None:
-    s = result.summary
-    click.echo(
-        f"\nrun {result.run_id} ({result.run_status}), scoring {result.scoring_id}"
-        f" ({result.seconds:.0f} s; {result.modality} on the {result.clock} clock)"
-    )
-    rows = [
-        [row["verdict"], row["scenario"],
-         "; ".join([*([row["misheard"]] if row.get("misheard") else []),
-                    *(f"{sig}: {_first(why, row.get('misheard'))}"
-                      for sig, why in row["failing"].items())])]
-        for row in result.sessions
-    ]  # fmt: skip
-    click.echo(table(["result", "scenario", "why"], rows))
-    counts = s.get("is_successful", {}) if isinstance(s.get("is_successful"), dict) else {}
-    click.echo(
-        f"success rate {pct(s.get('success_rate'))} ({counts.get('passed', 0)}/"
-        f"{counts.get('passed', 0) + counts.get('failed', 0)} decided, "
-        f"{counts.get('unscored', 0)} unscored)",
-        nl=False,
-    )
-    domains = s.get("domains", {})
-    if isinstance(domains, dict) and domains:
-        per = ", ".join(f"{d} {pct(b.get('success_rate'))}" for d, b in sorted(domains.items()))
-        click.echo(f" ({per})", nl=False)
-    line = unscored_line(s)
-    if line:
-        click.echo(f"\n{line}", nl=False)
-    signals = s.get("signals", {})
-    click.echo(
-        "\nper signal: " + ", ".join(f"{k} {pct(v.get('rate'))}" for k, v in signals.items())
-    )
-    lat = s.get("latency", {})
-    if isinstance(lat, dict) and lat.get("p50_s") is not None:
-        click.echo(f"agent response latency p50 {lat['p50_s']:.2f} s, p95 {lat['p95_s']:.2f} s")
-    print_comparison(result.baseline, result.run_id, db_path)
-    click.echo(f"database {shown(db_path)}\nreport   {result.report}")
-
-
 def run_demo_or_exit(
     db_path: Locator,
     suite: Path,
@@ -313,6 +145,7 @@ def run_demo_or_exit(
     modality: str = "audio",
     clock: str = "real",
 ) -> DemoResult:
+    """:func:`run_demo` for the command: a refused suite is exit 2, a failed call or OS error 1."""
     try:
         return asyncio.run(
             run_demo(

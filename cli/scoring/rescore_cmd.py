@@ -9,16 +9,20 @@ is below ``--fail-under``, 2 bad input (unknown run, bad overrides file, bad
 option, scenarios that need a judge and none configured without
 ``--no-judge``).
 
-The judge options and the ``ScoringConfig`` they make live in
-``cli/scoring/rescore_opts.py``; the summary is printed as ``vae scores show`` prints
-it (``cli/scoring/scores_cmd.py``). Nothing heavy is imported at module level.
+This module is the command's face and its verdict: the options and help,
+and what the new scoring means for the exit code. The judge options and the
+``ScoringConfig`` they make live in ``cli/scoring/rescore_opts.py``; where the
+scoring runs (in process, on Ray, in a scorer service) and how each way's
+failure ends the command in ``cli/scoring/rescore_exec.py``; the summary is
+printed as ``vae scores show`` prints it (``cli/scoring/scores_cmd.py``).
+Nothing heavy is imported at module level.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -33,25 +37,9 @@ from vae.cli.common import (
 from vae.cli.gate.gate_opts import gate_options
 from vae.cli.scoring.rescore_opts import judge_options, scoring_config
 
-if TYPE_CHECKING:
-    from vae.scorer_service.ledger.aggregate import SessionOutcome
-    from vae.scorer_service.ray_scoring.runner import RayRunner
-
 #: vae.scorer_service.config.END_POLICIES, repeated so that --help imports no service
 #: (tests/cli/test_cli_startup.py checks they agree).
 END_POLICIES = ("tool-only", "valid-terminal-state")
-
-
-def _progress(disable: bool | None) -> tuple[Any, Any]:
-    from tqdm import tqdm
-
-    bar = tqdm(total=0, unit="session", desc="rescoring", file=sys.stderr, disable=disable)
-
-    def update(done: int, total: int, _outcome: SessionOutcome) -> None:
-        bar.total = total
-        bar.update(done - bar.n)
-
-    return bar, update
 
 
 @click.command("rescore")
@@ -178,10 +166,6 @@ def rescore_command(**kw: Any) -> None:
       vae rescore --run 2026-12 --db vae.db --transcribe pocketsphinx --no-judge
       vae rescore --run 2026-12 --db vae.db --no-judge --allow-unscored --ray auto
     """
-    import asyncio
-
-    import grpc
-
     from vae.cli.gate.gate_opts import (
         check_baseline,
         gate_active,
@@ -189,14 +173,9 @@ def rescore_command(**kw: Any) -> None:
         pop_gate_options,
         refuse_conflicts,
     )
-    from vae.cli.scoring.gate_hooks import could_not_score, gate_scoring, started_ns
+    from vae.cli.scoring import rescore_exec
+    from vae.cli.scoring.gate_hooks import gate_scoring, started_ns
     from vae.cli.scoring.scores_cmd import emit_scoring
-    from vae.recordings.errors import ScenarioError
-    from vae.scorer_service.config import ConfigError
-    from vae.scorer_service.edge.wire_client import remote_rescore
-    from vae.scorer_service.judge.client import JudgeUnusableError
-    from vae.scorer_service.ray_scoring.connect import RayScoringError
-    from vae.scorer_service.scoring.rescore import RescoreError, rescore
 
     setup_logging(kw["log_level"])
     gate_opts = pop_gate_options(kw)
@@ -212,66 +191,7 @@ def rescore_command(**kw: Any) -> None:
             "does not read the transcripts (HEARD_CORRECTLY still does)",
             err=True,
         )
-    mode = "append" if kw["append"] else "overwrite"
-    runner = _ray_runner(kw)
-    bar, update = _progress(disable=kw["as_json"] or None)
-    try:
-        if kw["scorer_addr"]:
-            scoring, outcomes = asyncio.run(
-                remote_rescore(
-                    kw["scorer_addr"],
-                    kw["run_ref"],
-                    config,
-                    mode=mode,
-                    session_ids=kw["session_ids"],
-                    token=kw["token"],
-                    tls_ca=kw["tls_ca"],
-                    on_progress=update,
-                    make_current=kw["make_current"],
-                )
-            )
-        else:
-            result = asyncio.run(
-                rescore(
-                    kw["db_path"],
-                    kw["run_ref"],
-                    config,
-                    mode=mode,
-                    session_ids=kw["session_ids"],
-                    on_progress=update,
-                    make_current=kw["make_current"],
-                    runner=runner,
-                )
-            )
-            scoring, outcomes = result.scoring, result.sessions
-    except (ConfigError, ScenarioError, RescoreError) as exc:
-        raise click.UsageError(str(exc)) from exc
-    except JudgeUnusableError as exc:
-        if spec is not None:
-            bar.close()
-            could_not_score(kw["db_path"], kw["run_ref"], since, spec, gate_opts, str(exc),
-                            kw["as_json"])  # fmt: skip
-        from vae.cli.scoring import rescore_verdict
-
-        click.echo(rescore_verdict.judge_unusable_line(str(exc)), err=True)
-        sys.exit(1)
-    except RayScoringError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
-    except grpc.aio.AioRpcError as exc:
-        if exc.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT):
-            raise click.UsageError(exc.details() or str(exc.code())) from exc
-        reason = f"scorer {kw['scorer_addr']}: {exc.code().name}: {exc.details()}"
-        if spec is not None:
-            bar.close()
-            could_not_score(kw["db_path"], kw["run_ref"], since, spec, gate_opts, reason,
-                            kw["as_json"])  # fmt: skip
-        click.echo(f"error: {reason}", err=True)
-        sys.exit(1)
-    finally:
-        bar.close()
-        if runner is not None:
-            runner.close()
+    scoring, outcomes = rescore_exec.score(kw, config, spec, gate_opts, since)
     if spec is not None:
         gate_scoring(kw["db_path"], scoring, outcomes, spec, gate_opts, kw["as_json"])
     emit_scoring(scoring, outcomes, kw["as_json"])
@@ -292,32 +212,3 @@ def rescore_command(**kw: Any) -> None:
     ):
         click.echo(f"success rate {rate} is below --fail-under {kw['fail_under']}", err=True)
         sys.exit(1)
-
-
-def _ray_runner(kw: dict[str, Any]) -> RayRunner | None:
-    """The Ray runner ``--ray`` asks for (None without it); bad input exits before any work."""
-    address = kw["ray_address"]
-    if not address:
-        return None
-    if kw["scorer_addr"]:
-        raise click.UsageError(
-            "--ray scores in this process; a scorer service scores on Ray when started with "
-            "`vae scorer serve --ray ADDRESS`"
-        )
-    from vae.scorer_service.ray_scoring.connect import (
-        RayAddressError,
-        RayScoringError,
-        parse_address,
-        require_ray,
-    )
-    from vae.scorer_service.ray_scoring.runner import RayRunner
-
-    try:
-        parse_address(address)
-        require_ray()
-    except RayAddressError as exc:
-        raise click.UsageError(str(exc)) from exc
-    except RayScoringError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
-    return RayRunner(address)

@@ -3,9 +3,10 @@
 Why a module: the judge's settings (endpoint, sampling, retries, cache,
 prompt) gain options whenever the judge client does, and the translation of
 the command's keywords into a ``ScoringConfig`` changes with the scorer's
-configuration, not with how ``vae rescore`` runs a scoring or reports it
-(``cli/scoring/rescore_cmd.py``). The declarations import no service, so ``--help``
-stays instant; ``scorer_service`` is imported only when a config is built.
+configuration, not with how ``vae rescore`` runs a scoring
+(``cli/scoring/rescore_exec.py``) or reports it (``cli/scoring/rescore_cmd.py``).
+The declarations import no service, so ``--help`` stays instant;
+``scorer_service`` is imported only when a config is built.
 """
 
 from __future__ import annotations
@@ -110,10 +111,10 @@ def scoring_config(kw: dict[str, Any]) -> ScoringConfig:
         ConfigError,
         JudgeSettings,
         ScoringConfig,
-        TranscriptionSettings,
         load_overrides,
     )
     from vae.scorer_service.scoring.registry import SCORER_NAMES
+    from vae.speech.stt_settings import TranscriptionSettings
 
     unknown = [name for name in kw["scorers"] if name not in SCORER_NAMES]
     if unknown:

@@ -200,9 +200,10 @@ def bot_command(
         raise click.UsageError("--asr is for LLM bots: give --llm-base-url and --llm-model too")
     transcriber = None
     if asr:
-        from vae.speech.stt import SttConfigError, SttSettings, make_transcriber
+        from vae.speech.stt import SttConfigError, make_transcriber
+        from vae.speech.stt_settings import TranscriptionSettings
 
-        stt = SttSettings(asr, asr_base_url, asr_model, asr_api_key, asr_language)
+        stt = TranscriptionSettings(asr, asr_base_url, asr_model, asr_api_key, asr_language)
         try:
             transcriber = make_transcriber(stt)
         except SttConfigError as exc:

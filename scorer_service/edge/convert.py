@@ -13,11 +13,11 @@ from vae.scorer_service.config import (
     JudgeSettings,
     ScoringConfig,
     TimingSettings,
-    TranscriptionSettings,
     validate_overrides,
 )
 from vae.scorer_service.ledger.aggregate import SessionOutcome
 from vae.scorer_service.ledger.scorings import Flip
+from vae.speech.stt_settings import TranscriptionSettings
 
 _VERDICTS = {
     Verdict.PASSED: scorer_pb2.VERDICT_PASSED,
@@ -142,7 +142,12 @@ def config_to_proto(data: dict[str, Any]) -> scorer_pb2.ScoringConfig:
 
 
 def _transcription_from_proto(t: scorer_pb2.TranscriptionConfig) -> TranscriptionSettings:
-    out = TranscriptionSettings(
+    given: dict[str, Any] = {
+        name: getattr(t, name)
+        for name in ("timeout_s", "max_retries", "concurrency")
+        if t.HasField(name)
+    }
+    return TranscriptionSettings(
         engine=t.engine,
         base_url=t.base_url,
         model=t.model,
@@ -150,14 +155,8 @@ def _transcription_from_proto(t: scorer_pb2.TranscriptionConfig) -> Transcriptio
         language=t.language,
         transcripts=t.transcripts or "bots",
         no_cache=t.no_cache,
+        **given,
     )
-    if t.HasField("timeout_s"):
-        out.timeout_s = t.timeout_s
-    if t.HasField("max_retries"):
-        out.max_retries = t.max_retries
-    if t.HasField("concurrency"):
-        out.concurrency = t.concurrency
-    return out
 
 
 def score_to_proto(s: ScoreRecord) -> scorer_pb2.Score:

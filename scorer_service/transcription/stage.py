@@ -35,19 +35,14 @@ from vae.recordings.models import Channel, TranscriptRecord, Verdict
 from vae.recordings.vad import spurts
 from vae.recordings.write.writer import RecordingWriter
 from vae.scorer_service import signals
-from vae.scorer_service.config import ConfigError, TranscriptionSettings
+from vae.scorer_service.config import ConfigError
 from vae.scorer_service.context import ScoringContext
 from vae.scorer_service.heard.align import align
 from vae.scorer_service.heard.normalise import words
 from vae.scorer_service.scorer import SignalScore
 from vae.scorer_service.transcription.words import ASR_ERROR, SAID_CHANNEL
-from vae.speech.stt import (
-    SttConfigError,
-    SttSettings,
-    Transcriber,
-    TranscriptionError,
-    make_transcriber,
-)
+from vae.speech.stt import SttConfigError, Transcriber, TranscriptionError, make_transcriber
+from vae.speech.stt_settings import TranscriptionSettings
 
 #: Silence kept around each turn sent to the engine.
 PAD_S = 0.2
@@ -238,19 +233,8 @@ async def describe_stage(settings: TranscriptionSettings) -> dict[str, Any] | No
 
 def _engine(settings: TranscriptionSettings) -> Transcriber:
     """The engine ``settings`` name (ConfigError when it cannot be built)."""
-    stt = SttSettings(
-        engine=settings.engine,
-        base_url=settings.base_url,
-        model=settings.model,
-        api_key=settings.api_key,
-        language=settings.language,
-        timeout_s=settings.timeout_s,
-        max_retries=settings.max_retries,
-        backoff_s=settings.backoff_s,
-        concurrency=settings.concurrency,
-    )
     try:
-        return make_transcriber(stt)
+        return make_transcriber(settings)
     except SttConfigError as exc:
         raise ConfigError(str(exc)) from exc
 

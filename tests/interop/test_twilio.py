@@ -183,7 +183,8 @@ async def test_an_llm_caller_hears_an_audio_only_agent_through_its_recogniser(
     from tests.stt_server import TranscriptionServer
     from vae.bots.brains.llm import LlmBrain, LlmSettings
     from vae.bots.stand_in.openai_server import OpenAICompatibleServer
-    from vae.speech.stt import SttSettings, make_transcriber
+    from vae.speech.stt import make_transcriber
+    from vae.speech.stt_settings import TranscriptionSettings
 
     port, _ = twilio_bot
     heard_texts = ["Luigi's, how can I help you?", "Eight works, see you tonight."]
@@ -209,7 +210,7 @@ async def test_an_llm_caller_hears_an_audio_only_agent_through_its_recogniser(
         TranscriptionServer(lambda _upload: next(answers, "")) as stt,
         OpenAICompatibleServer(llm) as chat,
     ):
-        ears = make_transcriber(SttSettings("openai", stt.base_url, "whisper-1"))
+        ears = make_transcriber(TranscriptionSettings("openai", stt.base_url, "whisper-1"))
         settings = LlmSettings(base_url=chat.base_url, model="stand-in")
         user = BotConfig(
             bridge.address, "user", lambda: LlmBrain(settings, transcriber=ears),

@@ -1,6 +1,8 @@
 """Transcription engines: PCM16 in, text out, behind one small protocol.
 
-Two engines, chosen by name (``ENGINES``):
+Two engines, chosen by name (``ENGINES``), each built from one
+:class:`~vae.speech.stt_settings.TranscriptionSettings` (the type the scorer
+stores with a scoring, too):
 
 - ``openai`` — any OpenAI-compatible ``/v1/audio/transcriptions`` endpoint
   (hosted STT, or a local faster-whisper / whisper.cpp / vLLM server) through
@@ -29,14 +31,14 @@ import logging
 import multiprocessing
 import time
 import wave
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
+from vae.speech.stt_settings import ENGINES, TranscriptionSettings
+
 log = logging.getLogger("vae.speech.stt")
 
-ENGINES = ("openai", "pocketsphinx")
 #: pocketsphinx's bundled English model decodes 16 kHz audio.
 SPHINX_RATE = 16000
 
@@ -47,24 +49,6 @@ class TranscriptionError(Exception):
 
 class SttConfigError(ValueError):
     """Settings that can never work: an unknown engine, a missing model, a missing package."""
-
-
-@dataclass(frozen=True)
-class SttSettings:
-    engine: str = ""
-    #: ``openai``: the endpoint, e.g. http://127.0.0.1:8000/v1.
-    base_url: str = ""
-    model: str = ""
-    #: Sent as a bearer token; never stored, never part of ``describe()``.
-    api_key: str = ""
-    #: ISO-639-1 hint ("en"); empty: the engine decides.
-    language: str = ""
-    timeout_s: float = 60.0
-    max_retries: int = 3
-    #: First retry delay; doubles per attempt.
-    backoff_s: float = 0.5
-    #: Transcriptions at once.
-    concurrency: int = 2
 
 
 class Transcriber(Protocol):
@@ -113,7 +97,7 @@ class OpenAITranscriber:
 
     name = "openai"
 
-    def __init__(self, settings: SttSettings) -> None:
+    def __init__(self, settings: TranscriptionSettings) -> None:
         import openai  # imported here: ``vae --help`` and the bots' import stay light
 
         if not settings.base_url or not settings.model:
@@ -213,7 +197,7 @@ class PocketsphinxTranscriber:
 
     name = "pocketsphinx"
 
-    def __init__(self, settings: SttSettings) -> None:
+    def __init__(self, settings: TranscriptionSettings) -> None:
         import importlib.util
 
         if importlib.util.find_spec("pocketsphinx") is None:
@@ -278,7 +262,7 @@ def to_rate(samples: np.ndarray, rate: int, target: int) -> np.ndarray:
     return np.asarray(np.clip(y * 32768.0, -32768, 32767), dtype=np.int16)
 
 
-def make_transcriber(settings: SttSettings) -> Transcriber:
+def make_transcriber(settings: TranscriptionSettings) -> Transcriber:
     """The engine ``settings.engine`` names; :class:`SttConfigError` when it cannot work."""
     if settings.engine == "openai":
         return OpenAITranscriber(settings)

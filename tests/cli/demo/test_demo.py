@@ -136,7 +136,7 @@ def test_a_run_that_did_not_complete_exits_1(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """No agent bot ever joins: every session is cut off, and the demo must not read 0."""
-    real_bots, real_options = demo_run.run_bots, demo_run._run_options
+    real_bots, real_options = demo_run.run_bots, demo_run.run_options
 
     async def user_only(config: BotConfig, stop: asyncio.Event) -> None:
         if config.role == "user":
@@ -148,7 +148,7 @@ def test_a_run_that_did_not_complete_exits_1(
         return options
 
     monkeypatch.setattr(demo_run, "run_bots", user_only)
-    monkeypatch.setattr(demo_run, "_run_options", quick)
+    monkeypatch.setattr(demo_run, "run_options", quick)
     result = _demo(tmp_path / "demo.db", suite(tmp_path, ["restaurant_book_table"]))
     assert result.exit_code == 1, result.output
     doc = json.loads(result.stdout)
@@ -181,8 +181,8 @@ def test_a_completed_run_with_an_unscored_gating_signal_exits_1(
 @pytest.mark.parametrize(
     ("step", "expected"),
     [
-        ("_score", "interrupted while scoring run {run}"),
-        ("_write_report", "interrupted while writing the report of run {run}"),
+        ("score_run", "interrupted while scoring run {run}"),
+        ("write_report", "interrupted while writing the report of run {run}"),
     ],
 )
 def test_ctrl_c_after_the_run_finished_cancels_nothing(
@@ -196,7 +196,7 @@ def test_ctrl_c_after_the_run_finished_cancels_nothing(
     async def interrupt_async(*_args: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(demo_run, step, interrupt_async if step == "_score" else interrupt)
+    monkeypatch.setattr(demo_run, step, interrupt_async if step == "score_run" else interrupt)
     db = tmp_path / "demo.db"
     result = _demo(db, suite(tmp_path, ["restaurant_book_table"]))
     assert result.exit_code == 1, result.output

@@ -19,8 +19,9 @@ from vae.bridge_service.server import BridgeServer
 from vae.recordings.models import Verdict
 from vae.recordings.read.reader import RecordingReader
 from vae.recordings.vad import spurts
-from vae.scorer_service.config import ScoringConfig, TranscriptionSettings
+from vae.scorer_service.config import ScoringConfig
 from vae.scorer_service.scoring.rescore import rescore
+from vae.speech.stt_settings import TranscriptionSettings
 
 SCENARIO = {
     "name": "asr_booking",

@@ -27,9 +27,10 @@ from vae.recordings.importers.calls import import_calls
 from vae.recordings.models import EventKind, Verdict
 from vae.recordings.read.reader import RecordingReader
 from vae.recordings.vad import spurts
-from vae.scorer_service.config import JudgeSettings, ScoringConfig, TranscriptionSettings
+from vae.scorer_service.config import JudgeSettings, ScoringConfig
 from vae.scorer_service.edge.convert import config_from_proto, config_to_proto
 from vae.scorer_service.scoring.rescore import rescore
+from vae.speech.stt_settings import TranscriptionSettings
 
 ASSERTION = 'The agent says "it is moved".'
 

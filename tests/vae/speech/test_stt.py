@@ -23,12 +23,12 @@ import pytest
 from tests.stt_server import ByDuration, Reply, TranscriptionServer
 from vae.speech.stt import (
     SttConfigError,
-    SttSettings,
     TranscriptionError,
     make_transcriber,
     to_rate,
     wav_bytes,
 )
+from vae.speech.stt_settings import TranscriptionSettings
 
 
 def tone(seconds: float, rate: int = 16000) -> np.ndarray:
@@ -36,9 +36,9 @@ def tone(seconds: float, rate: int = 16000) -> np.ndarray:
     return (np.sin(2 * np.pi * 220 * t) * 9000).astype(np.int16)
 
 
-def settings(url: str, **kw: object) -> SttSettings:
+def settings(url: str, **kw: object) -> TranscriptionSettings:
     base = {"timeout_s": 1.0, "max_retries": 2, "backoff_s": 0.01}
-    return SttSettings("openai", url, "whisper-1", **{**base, **kw})  # type: ignore[arg-type]
+    return TranscriptionSettings("openai", url, "whisper-1", **{**base, **kw})  # type: ignore[arg-type]
 
 
 async def test_openai_engine_uploads_a_wav_and_reads_the_text() -> None:
@@ -97,11 +97,11 @@ async def test_a_refused_connection_is_an_error_after_retries() -> None:
 
 def test_settings_that_can_never_work_are_refused() -> None:
     with pytest.raises(SttConfigError, match="unknown transcription engine 'whisperx'"):
-        make_transcriber(SttSettings("whisperx"))
+        make_transcriber(TranscriptionSettings("whisperx"))
     with pytest.raises(SttConfigError, match="needs a base URL and a model"):
-        make_transcriber(SttSettings("openai", base_url="http://127.0.0.1:1/v1"))
+        make_transcriber(TranscriptionSettings("openai", base_url="http://127.0.0.1:1/v1"))
     with pytest.raises(SttConfigError, match="only its English model"):
-        make_transcriber(SttSettings("pocketsphinx", language="de"))
+        make_transcriber(TranscriptionSettings("pocketsphinx", language="de"))
 
 
 def test_wav_bytes_and_resampling() -> None:
@@ -123,7 +123,7 @@ def require_pocketsphinx() -> None:
 
 async def test_pocketsphinx_decodes_off_the_event_loop() -> None:
     require_pocketsphinx()
-    engine = make_transcriber(SttSettings("pocketsphinx", concurrency=1))
+    engine = make_transcriber(TranscriptionSettings("pocketsphinx", concurrency=1))
     noise = (np.random.default_rng(1).standard_normal(16000 * 4) * 3000).astype(np.int16)
     gaps: list[float] = []
     done = asyncio.Event()
