@@ -2,13 +2,14 @@
 
 A bot is a client like one written in any other language: ``sound`` (mouth
 and ears), ``brains`` (scripted and LLM-driven sides), ``stand_in`` (offline
-stand-ins for an LLM endpoint), and the wire: ``client`` (one Converse
-stream), ``line`` (a side in each tier), ``runner``, ``preflight``.
+stand-ins for an LLM endpoint), and the wire: ``messages`` (what a bot
+sends and reads), ``client`` (one Converse stream), ``line`` (a side in each
+tier), ``runner``, ``preflight``.
 
 Layers, bottom to top (a unit imports only from its own layer or below;
 ``tests/test_import_direction.py`` holds the code to this list):
 
 1. sound, stand_in, preflight
 2. brains
-3. line, client, runner
+3. messages, line, client, runner
 """

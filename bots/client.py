@@ -6,7 +6,9 @@ steps, the ending), the voice (paced audio out, on the real clock only) and
 the brain. Outgoing messages go through one queue feeding the request
 iterator, so the tasks never write to the stream concurrently. On
 SessionEnding the brain is cancelled wherever it is, the voice closed, and the
-final state sent in chunks.
+final state sent in chunks. The messages themselves — the Join, SessionStart
+as plain data, the FinalState chunks — are built and read by
+:mod:`vae.bots.messages`.
 
 The reference bots declare at Join that they take text sessions and follow
 the virtual clock (docs/contract.md). What a session's modality and clock
@@ -29,9 +31,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from vae.bots.brains.conversation import Conversation, SessionInfo
+from vae.bots.brains.conversation import Conversation
 from vae.bots.brains.gate import Gate
+from vae.bots.brains.session_info import SessionInfo
 from vae.bots.line import Line
+from vae.bots.messages import final_state_messages, join_message, session_info
 from vae.bots.sound.listening import ListenSettings, PeerListener, PeerTexts
 from vae.bots.sound.speech import Synthesiser
 from vae.bots.sound.voice import Voice
@@ -43,12 +47,6 @@ log = logging.getLogger("vae.bots.client")
 Brain = Callable[[Conversation], Awaitable[None]]
 #: A stub for the worker at this port, on the host the bot dialled.
 RedirectTo = Callable[[int], "bridge_pb2_grpc.BridgeServiceAsyncStub"]
-JSON_CHUNK = 256 * 1024
-_FIRST = {common_pb2.ROLE_USER: "user", common_pb2.ROLE_AGENT: "agent"}
-_MODALITY = {common_pb2.MODALITY_TEXT: "text"}
-_CLOCK = {common_pb2.CLOCK_KIND_VIRTUAL: "virtual"}
-RECEIVE_RATE = 16000
-FRAMES_PER_MESSAGE = 2
 
 
 @dataclass
@@ -58,49 +56,6 @@ class SessionOutcome:
     stop_reason: str
     clean_exit: bool
     final_state: dict[str, Any]
-
-
-def session_info(start: bridge_pb2.SessionStart) -> SessionInfo:
-    def obj(text: str, default: Any) -> Any:
-        return json.loads(text) if text else default
-
-    return SessionInfo(
-        session_id=start.session.session_id,
-        run_id=start.session.run_id,
-        scenario_name=start.session.scenario_name,
-        role="user" if start.role == common_pb2.ROLE_USER else "agent",
-        domain=start.domain,
-        system_prompt=start.system_prompt,
-        tools=obj(start.tools_json, {}),
-        initial_state=obj(start.initial_state_json, {}),
-        initialization_actions=obj(start.initialization_actions_json, []),
-        side_config=obj(start.side_config_json, {}),
-        max_duration_ms=start.max_duration_ms,
-        share_transcripts=start.share_transcripts,
-        receive_rate=start.receive_format.sample_rate_hz or RECEIVE_RATE,
-        first_speaker=_FIRST.get(start.first_speaker, ""),
-        modality=_MODALITY.get(start.modality, "audio"),
-        clock=_CLOCK.get(start.clock, "real"),
-        frame_ms=start.frame_ms or 16,
-        seed=start.seed,
-    )
-
-
-def json_chunks(doc: Any) -> list[common_pb2.JsonChunk]:
-    data = json.dumps(doc, ensure_ascii=False, default=str).encode()
-    pieces = [data[i : i + JSON_CHUNK] for i in range(0, len(data), JSON_CHUNK)] or [b""]
-    return [
-        common_pb2.JsonChunk(offset=i * JSON_CHUNK, data=p, last=i == len(pieces) - 1)
-        for i, p in enumerate(pieces)
-    ]
-
-
-def final_state_messages(state: Any, context: Any) -> list[bridge_pb2.BotMessage]:
-    """The FinalState messages: state chunks, then context chunks, the last done."""
-    msgs = [bridge_pb2.FinalState(state=c) for c in json_chunks(state)]
-    msgs += [bridge_pb2.FinalState(context=c) for c in json_chunks(context)]
-    msgs[-1].done = True
-    return [bridge_pb2.BotMessage(final_state=m) for m in msgs]
 
 
 async def _read(call: Any) -> bridge_pb2.BridgeMessage | None:
@@ -140,32 +95,6 @@ class BotStream:
         while (msg := await self._outbox.get()) is not None:
             yield msg
 
-    def _join(self, ticket: str = "") -> bridge_pb2.BotMessage:
-        pcm = common_pb2.AUDIO_ENCODING_PCM16LE
-        role = common_pb2.ROLE_USER if self.role == "user" else common_pb2.ROLE_AGENT
-        return bridge_pb2.BotMessage(
-            join=bridge_pb2.Join(
-                role=role,
-                bot=common_pb2.BotInfo(
-                    name=self.name, version=self.version, labels={"tts": self.synth.name}
-                ),
-                send_format=common_pb2.AudioFormat(
-                    encoding=pcm, sample_rate_hz=self.synth.sample_rate, channels=1
-                ),
-                receive_format=common_pb2.AudioFormat(
-                    encoding=pcm, sample_rate_hz=RECEIVE_RATE, channels=1
-                ),
-                run_filter=self.run_filter,
-                # Two frames a message: half the messages, and on the virtual clock
-                # steps of 32 ms (the bridge takes the smaller of the two bots' asks).
-                frames_per_message=FRAMES_PER_MESSAGE,
-                supports_text=self.supports_text,
-                supports_virtual_clock=self.supports_virtual_clock,
-                accepts_redirect=self.redirect_to is not None,
-                ticket=ticket,
-            )
-        )
-
     async def run(self) -> SessionOutcome | None:
         """Play one session; ``None`` when the bridge released us without one."""
         played = await self._stream(self.stub, "")
@@ -193,7 +122,19 @@ class BotStream:
     ) -> SessionOutcome | bridge_pb2.Redirect | None:
         """One Converse stream: a session played, a Redirect, or None (released)."""
         self._outbox = asyncio.Queue()
-        self._outbox.put_nowait(self._join(ticket))
+        self._outbox.put_nowait(
+            join_message(
+                self.role,
+                self.synth,
+                name=self.name,
+                version=self.version,
+                run_filter=self.run_filter,
+                supports_text=self.supports_text,
+                supports_virtual_clock=self.supports_virtual_clock,
+                accepts_redirect=self.redirect_to is not None,
+                ticket=ticket,
+            )
+        )
         call = stub.Converse(self._requests())  # the channel adds the token
         try:
             while True:

@@ -10,7 +10,9 @@ sends a whole ``TextTurn`` instead of synthesised audio (the bridge records it
 as the spoken transcript), the peer's turns are heard as whole turns
 (:class:`~vae.bots.sound.listening.PeerTexts`), and seconds of "line time" are seconds
 of the session's clock. Every wait goes through one :class:`~vae.bots.brains.gate.Gate`,
-which is what lets a bot follow the virtual clock.
+which is what lets a bot follow the virtual clock. What the brain is told
+about its session, and gets back, is plain data
+(:mod:`vae.bots.brains.session_info`).
 """
 
 from __future__ import annotations
@@ -20,86 +22,17 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from vae.bots.brains.gate import Gate
 from vae.bots.brains.jsondb import JsonDb, ToolOutcome
+from vae.bots.brains.session_info import PeerTranscripts, SessionInfo, SpeechResult
 from vae.bots.sound.listening import PeerListener, PeerTexts
 from vae.bots.sound.speech import Synthesiser
 from vae.bots.sound.voice import Utterance, Voice
 from vae.common.v1 import common_pb2
 
 log = logging.getLogger("vae.bots")
-
-
-@dataclass
-class SessionInfo:
-    """SessionStart as plain data."""
-
-    session_id: str
-    run_id: str
-    scenario_name: str
-    role: str
-    domain: str
-    system_prompt: str
-    tools: dict[str, dict[str, str]]
-    initial_state: dict[str, Any]
-    initialization_actions: list[dict[str, Any]]
-    side_config: dict[str, Any]
-    max_duration_ms: int
-    share_transcripts: bool
-    receive_rate: int
-    #: SessionStart.first_speaker: "agent", "user", or "" when the bridge leaves it open.
-    first_speaker: str = ""
-    #: SessionStart.modality ("audio"/"text") and clock ("real"/"virtual").
-    modality: str = "audio"
-    clock: str = "real"
-    #: Length of the frames (one per step on the virtual clock) this bot receives, ms.
-    frame_ms: int = 16
-    #: SessionStart.seed: this session's randomness (a caller's behaviours draw from it).
-    seed: int = 0
-
-    @property
-    def text(self) -> bool:
-        return self.modality == "text"
-
-    @property
-    def virtual(self) -> bool:
-        return self.clock == "virtual"
-
-    def opens_call(self, default: bool) -> bool:
-        """Whether this bot speaks first: the bridge's word, else ``default``."""
-        return self.first_speaker == self.role if self.first_speaker else default
-
-
-@dataclass
-class SpeechResult:
-    text: str
-    completed: bool
-    start_offset: int
-    end_offset: int
-
-
-@dataclass
-class PeerTranscripts:
-    """What the peer said, as forwarded by the bridge when sharing is on.
-
-    ``on_text`` (set by a brain that reports what it heard) runs for each line
-    as it is received, before the next message is read: on the virtual clock
-    its report is then part of the step that brought the line.
-    """
-
-    texts: list[str] = field(default_factory=list)
-    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
-    on_text: Callable[[str], Awaitable[None]] | None = None
-
-    async def add(self, text: str) -> None:
-        async with self.changed:
-            self.texts.append(text)
-            self.changed.notify_all()
-        if self.on_text is not None:
-            await self.on_text(text)
 
 
 Emit = Callable[[common_pb2.BotEvent], Awaitable[None]]

@@ -28,7 +28,8 @@ from vae.bridge_service.session.final_state import (
 )
 from vae.recordings.backends.connection import commit_once
 from vae.recordings.models import FinalStateRecord, Side
-from vae.recordings.write.writer import FINAL_STATE_SQL, RecordingWriter, dumps
+from vae.recordings.write.row_text import dumps
+from vae.recordings.write.writer import FINAL_STATE_SQL, RecordingWriter
 
 _pool: ProcessPoolExecutor | None = None
 

@@ -24,18 +24,14 @@ cleanly: every waiting ``flush`` raises, ``failed`` is set, writes waiting
 for room and later writes are dropped at once without raising or queueing
 (see :mod:`vae.recordings.backends.faults`).
 
-:func:`dumps` lives here so every layer of writes encodes JSON columns alike.
-Text is stored as valid Unicode whatever a bot sent: a lone surrogate (which
-JSON's ``\ud800`` escape decodes to, from a connector's socket or a bot's
-file) cannot be encoded as UTF-8 and would fail the whole batch it is in, so
-:func:`clean_row` replaces it with U+FFFD before the row is queued.
+Every row is made storable first (lone surrogates replaced:
+:mod:`vae.recordings.write.row_text`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
@@ -54,34 +50,12 @@ from vae.recordings.write.batch_commit import (
     TransactionItem,
     Write,
 )
+from vae.recordings.write.row_text import clean_row
 from vae.recordings.write.scoring_owner import mark_interrupted
 
 T = TypeVar("T")
 
 log = logging.getLogger("vae.recordings.writer")
-
-
-def dumps(value: object) -> str:
-    """A JSON column's text: compact, UTF-8 kept, anything else as ``str``."""
-    return clean_text(json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str))
-
-
-def clean_text(text: str) -> str:
-    """``text`` with every lone surrogate replaced by U+FFFD (pairs are joined)."""
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
-
-
-def clean_row(row: Row) -> Row:
-    """``row`` with its text made storable (see the module docstring)."""
-    if any(isinstance(v, str) and not v.isascii() for v in row):
-        return tuple(clean_text(v) if isinstance(v, str) else v for v in row)
-    return row
 
 
 async def connect_writer(locator: Locator, *, busy_timeout_ms: int) -> WriterConnection:

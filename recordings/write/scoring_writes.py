@@ -15,7 +15,8 @@ import time
 from collections.abc import Sequence
 
 from vae.recordings.models import ScoreRecord, ScoringRecord, TranscriptRecord
-from vae.recordings.write.batch_writer import BatchWriter, dumps
+from vae.recordings.write.batch_writer import BatchWriter
+from vae.recordings.write.row_text import dumps
 
 
 class ScoringWriter(BatchWriter):

@@ -32,11 +32,11 @@ from vae.recordings.models import (
     SessionRecord,
 )
 from vae.recordings.write.batch_commit import Row
-from vae.recordings.write.batch_writer import dumps
 from vae.recordings.write.label_rows import LabelWriter
+from vae.recordings.write.row_text import dumps
 from vae.recordings.write.scoring_writes import ScoringWriter
 
-__all__ = ["FINAL_STATE_SQL", "RecordingWriter", "dumps", "open_writer"]
+__all__ = ["FINAL_STATE_SQL", "RecordingWriter", "open_writer"]
 
 
 class RecordingWriter(ScoringWriter, LabelWriter):

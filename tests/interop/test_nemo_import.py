@@ -321,7 +321,7 @@ async def test_a_store_failing_mid_import_never_leaves_a_completed_run(
     for name in (fx.BROKEN, fx.CRASHED):  # left whole, this import would read completed
         shutil.rmtree(results / name)
     holder = sqlite3.connect(db_path, isolation_level=None, timeout=10)
-    original = nemo._import_scenario
+    original = nemo.import_scenario
 
     async def locking(writer: Any, state: Any, ordinal: int, dirs: Any) -> Any:
         if ordinal == 1:  # the run, a scenario and the first scoring are stored
@@ -329,7 +329,7 @@ async def test_a_store_failing_mid_import_never_leaves_a_completed_run(
             holder.execute("BEGIN IMMEDIATE")
         return await original(writer, state, ordinal, dirs)
 
-    monkeypatch.setattr(nemo, "_import_scenario", locking)
+    monkeypatch.setattr(nemo, "import_scenario", locking)
     # The import shares this process's writer for the file: one with a short lock timeout.
     async with open_writer(
         db_path, flush_interval_s=0.01, lock_timeout_s=1.0, busy_timeout_ms=200

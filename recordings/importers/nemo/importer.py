@@ -15,6 +15,10 @@ import: the report lists what was imported and what was not, and why. An
 attempt that crashed or was killed is imported unfinished (``attempt_crashed``)
 and the run then reads ``failed``; a source already imported (same path and
 content) is refused unless ``again`` (``nemo_fingerprint``).
+
+This module surveys the directory and owns the run — its row, its files,
+its status and the end of its first scoring; each scenario directory is
+written by :mod:`vae.recordings.importers.nemo.scenario_writes`.
 """
 
 from __future__ import annotations
@@ -37,29 +41,16 @@ from vae.recordings.importers.nemo.layout import (
     choose_run_id,
     run_id_from_dir,
     scan,
-    session_id_for,
 )
-from vae.recordings.importers.nemo.report import AttemptReport, ImportReport, ScenarioReport
+from vae.recordings.importers.nemo.report import ImportReport
 from vae.recordings.importers.nemo.run_args import created_ns as _created_ns
 from vae.recordings.importers.nemo.run_args import options as _options
-from vae.recordings.importers.nemo.scenario import load_scenario
-from vae.recordings.importers.nemo.scores import original_scores, summary_of
-from vae.recordings.importers.nemo.session import AttemptData, read_attempt
-from vae.recordings.models import (
-    ArtifactRecord,
-    RunRecord,
-    RunScenario,
-    RunStatus,
-    ScoreRecord,
-    ScoringRecord,
-    SessionRecord,
-    SessionStatus,
-)
+from vae.recordings.importers.nemo.scenario_writes import SOURCE, RunState, import_scenario
+from vae.recordings.importers.nemo.scores import summary_of
+from vae.recordings.models import ArtifactRecord, RunRecord, RunStatus
 from vae.recordings.read.reader import RecordingReader
-from vae.recordings.stop_reasons import is_finished
 from vae.recordings.write.writer import RecordingWriter, open_writer
 
-SOURCE = "import:nemo"
 RUN_FILES = (
     "run_args.json",
     "all_summary.txt",
@@ -104,14 +95,14 @@ async def import_nemo(
                 SOURCE,
             )
         )
-        state = _RunState(rid, created, f"{rid}.nemo-original")
+        state = RunState(rid, created, f"{rid}.nemo-original")
         try:
             for name, text in src.run_files.items():
                 await writer.add_artifact(ArtifactRecord(rid, name, text))
             for ordinal, dirs in enumerate(src.scenarios):
                 if writer.failure is not None:  # stop at once: nothing more can be stored
                     raise StorageError(f"import stopped: {writer.failure}")
-                report.scenarios.append(await _import_scenario(writer, state, ordinal, dirs))
+                report.scenarios.append(await import_scenario(writer, state, ordinal, dirs))
                 if on_scenario is not None:
                     on_scenario(dirs.name)
             # Every row is committed before the run or the scoring may say it is whole.
@@ -140,7 +131,7 @@ async def import_nemo(
     return report
 
 
-async def _fail(writer: RecordingWriter, state: _RunState, exc: BaseException) -> None:
+async def _fail(writer: RecordingWriter, state: RunState, exc: BaseException) -> None:
     """Record the run (and its first scoring) ``failed``; salvaged after a storage failure."""
     now = time.time_ns()
     error = f"import stopped: {type(exc).__name__}: {exc}"
@@ -193,129 +184,6 @@ def _survey(path: Path) -> _Source:
         if text is not None:
             src.run_files[name] = text
     return src
-
-
-@dataclass
-class _RunState:
-    run_id: str
-    created_ns: int
-    scoring_id: str
-    scoring_created: bool = False
-    ends: list[int] = field(default_factory=list)
-    scores: list[ScoreRecord] = field(default_factory=list)
-    #: Scenarios whose last attempt crashed or never ended.
-    unfinished: list[str] = field(default_factory=list)
-
-
-async def _import_scenario(
-    writer: RecordingWriter, state: _RunState, ordinal: int, dirs: ScenarioDirs
-) -> ScenarioReport:
-    run_id = state.run_id
-    report = ScenarioReport(dirs.name)
-    scenario = load_scenario(dirs.name, _config_dir(dirs))
-    report.problems.extend(scenario.problems)
-    doc = scenario.document
-    await writer.add_run_scenarios(
-        [RunScenario(run_id, dirs.name, ordinal, str(doc.get("domain", "default")), doc)]
-    )
-    for name, raw in scenario.raw.items():
-        await writer.add_artifact(ArtifactRecord(run_id, f"{dirs.name}/{name}", raw))
-    for number, attempt_dir in enumerate(dirs.attempts, start=1):
-        session_id = session_id_for(run_id, dirs.name, number)
-        data = await asyncio.to_thread(
-            read_attempt, attempt_dir.path, session_id, state.created_ns, killed=attempt_dir.killed
-        )
-        later = number < len(dirs.attempts)
-        status = await _write_attempt(
-            writer, run_id, dirs.name, number, session_id, data, later, attempt_dir.path.name
-        )
-        state.ends.append(data.ended_ns)
-        report.attempts.append(
-            AttemptReport(attempt_dir.path.name, session_id, number, status, data.problems)
-        )
-        finished = is_finished(data.stop_reason)
-        if not later and not finished:
-            state.unfinished.append(dirs.name)
-        # The framework's verdicts only for an attempt that ran to a finished end.
-        if data.metrics is not None and not later and finished:
-            scores = original_scores(state.scoring_id, session_id, data.metrics)
-            if scores and not state.scoring_created:
-                await writer.create_scoring(
-                    _original_scoring(state.scoring_id, run_id, state.created_ns)
-                )
-                state.scoring_created = True
-            await writer.add_scores(scores)
-            state.scores.extend(scores)
-    return report
-
-
-async def _write_attempt(
-    writer: RecordingWriter,
-    run_id: str,
-    name: str,
-    number: int,
-    session_id: str,
-    data: AttemptData,
-    superseded: bool,
-    dirname: str,
-) -> str:
-    await writer.start_session(
-        SessionRecord(
-            session_id,
-            run_id,
-            name,
-            number,
-            SessionStatus.RUNNING,
-            data.started_ns,
-            audio=data.audio,
-            user_bot={"name": "nemo-user", "imported": True},
-            agent_bot={"name": "nemo-agent", "imported": True},
-        )
-    )
-    for seg in data.segments:
-        await writer.add_segment(seg)
-    await writer.add_events(data.events)
-    for fs in data.final_states:
-        await writer.put_final_state(fs)
-    for artifact, text in data.artifacts.items():
-        await writer.add_artifact(ArtifactRecord(run_id, artifact, text, session_id))
-    await writer.end_session(
-        session_id,
-        ended_ns=data.ended_ns,
-        stop_reason=data.stop_reason,
-        stop_detail=data.stop_detail,
-        clean_exit=data.clean_exit,
-        user_turns=data.user_turns,
-        agent_turns=data.agent_turns,
-    )
-    status = "ended"
-    if data.crashed:
-        status = "crashed"
-    elif not is_finished(data.stop_reason):
-        status = f"unfinished ({data.stop_reason})"
-    if superseded:
-        await writer.mark_superseded(session_id, f"moved aside as {dirname} by a resume")
-        status = "superseded (crashed)" if data.crashed else "superseded"
-    return status
-
-
-def _original_scoring(scoring_id: str, run_id: str, created_ns: int) -> ScoringRecord:
-    return ScoringRecord(
-        scoring_id,
-        run_id,
-        created_ns,
-        "running",
-        {"source": SOURCE, "note": "verdicts recorded by the established framework"},
-        versions={"importer": "1"},
-    )
-
-
-def _config_dir(dirs: ScenarioDirs) -> Path | None:
-    """The newest attempt's scenario_config/ (any attempt's if the newest lacks it)."""
-    for attempt in reversed(dirs.attempts):
-        if (attempt.path / "scenario_config").is_dir():
-            return attempt.path / "scenario_config"
-    return None
 
 
 def _run_ids(db_path: StoreRef) -> list[str]:
