@@ -16,12 +16,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from bridge_service.config import StopReason
-from bridge_service.ending import EndRequest
-from bridge_service.first_speaker import silent_first_speaker
+from vae.bridge_service.config import StopReason
+from vae.bridge_service.session.ending import EndRequest
+from vae.bridge_service.session.first_speaker import silent_first_speaker
 
 if TYPE_CHECKING:
-    from bridge_service.session_state import SessionState
+    from vae.bridge_service.session.state import SessionState
 
 _NS = 1_000_000_000
 
