@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.factories import SessionSpec, ToolCallSpec, conversation, scenario, write_run
 from vae.scorer_service.config import JudgeSettings, ScoringConfig
 from vae.scorer_service.scoring.rescore import rescore
-from vae.scorer_service.scoring.session_work import SessionRunner
+from vae.scorer_service.scoring.runner import SessionRunner
 
 
 class SlowJudge:

@@ -21,7 +21,7 @@ connector kind:
   the attempt as ``connector_failed``;
 - the slot is released when the endpoint is closed. The waiting has no
   timeout, so every way out of an attempt must close both of its endpoints
-  (``vae.bridge_service.runs.execute`` does, also when the session never started).
+  (``vae.bridge_service.runs.attempt_runner`` does, also when the session never started).
 """
 
 from __future__ import annotations

@@ -40,7 +40,8 @@ from vae.bridge_service.connectors.base import (
     PeerAudio,
     RedirectOut,
 )
-from vae.bridge_service.edge.convert import bot_input, bridge_message
+from vae.bridge_service.edge.convert import bot_input
+from vae.bridge_service.edge.convert_out import bridge_message
 from vae.bridge_service.edge.protocol_state import ProtocolState
 from vae.recordings.models import Side
 

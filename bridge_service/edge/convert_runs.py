@@ -8,7 +8,7 @@ from typing import Any
 from vae.bridge.v1 import bridge_pb2
 from vae.bridge_service.config import EndPolicy
 from vae.bridge_service.connectors.base import ConnectorConfig, ConnectorError, check_connector
-from vae.bridge_service.edge.convert import stop_reason_pb
+from vae.bridge_service.edge.convert_out import stop_reason_pb
 from vae.bridge_service.edge.convert_tiers import CLOCK_OF, CLOCK_PB, MODALITY_OF, MODALITY_PB
 from vae.bridge_service.identity import BridgeIdentity
 from vae.bridge_service.runs.model import (

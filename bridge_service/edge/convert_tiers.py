@@ -1,6 +1,7 @@
 """Protobuf <-> domain for the fast tiers: text turns, the virtual clock, modality and clock.
 
-Apart from :mod:`vae.bridge_service.edge.convert` because these messages change with
+Apart from :mod:`vae.bridge_service.edge.convert` and
+:mod:`vae.bridge_service.edge.convert_out` because these messages change with
 the tiers' contract (``TextTurn``, ``ClockTick``/``ClockAck``, ``Modality``,
 ``ClockKind``, Join's declared support), not with audio and events; the
 Converse and run-control converters both use it.

@@ -6,7 +6,7 @@ an attempt — its ``session_started``, ``session_retrying`` and
 ``superseded`` mark of a retried attempt, and the session row of an attempt
 that never became a conversation — changes with what runs report, not with how
 the executor schedules, dials and retries attempts
-(:mod:`vae.bridge_service.runs.execute`).
+(:mod:`vae.bridge_service.runs.execute`, :mod:`vae.bridge_service.runs.attempt_runner`).
 
 An attempt whose bots never arrive (pairing timeout), whose connector cannot
 dial or that the bridge itself failed is still recorded as a session (0 turns,

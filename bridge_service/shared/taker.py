@@ -10,7 +10,7 @@ same job and never wait on each other; then it takes the bots from its
 pairing pool (if another of its runs took them meanwhile, the job goes back).
 
 A claimed attempt is served exactly as this bridge serves its own
-(:meth:`RunExecutor.serve_paired`: at one of its workers with ``--workers``),
+(:meth:`AttemptRunner.serve_paired`: at one of its workers with ``--workers``),
 recorded with this bridge's identity, then marked ``done``; its owner reads
 the result. Its sessions live apart from the run manager's (``live``), so an
 end the owner asks for (cancel, its shutdown) reaches them at the next beat.
@@ -26,8 +26,9 @@ import time
 from vae.bridge_service.config import RunSettings, StopReason
 from vae.bridge_service.connectors.base import SideEndpoint
 from vae.bridge_service.runs.attempt_report import record_unrun_row
+from vae.bridge_service.runs.attempt_runner import RunCancelled, close_endpoints
 from vae.bridge_service.runs.dispatch import LiveSession
-from vae.bridge_service.runs.execute import RunCancelled, RunExecutor, close_endpoints
+from vae.bridge_service.runs.execute import RunExecutor
 from vae.bridge_service.runs.model import RunState
 from vae.bridge_service.runs.pairing import PairingPool
 from vae.bridge_service.session.plan import SessionPlan

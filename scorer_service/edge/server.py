@@ -7,7 +7,7 @@ import grpc
 from vae.recordings.backends.locator import StoreRef
 from vae.scorer.v1 import scorer_pb2, scorer_pb2_grpc
 from vae.scorer_service.edge.servicer import ScorerServicer
-from vae.scorer_service.scoring.session_work import SessionRunner
+from vae.scorer_service.scoring.runner import SessionRunner
 from vae.serving import RunningServer, TlsFiles, start_server
 
 SERVICE_NAME = scorer_pb2.DESCRIPTOR.services_by_name["ScorerService"].full_name

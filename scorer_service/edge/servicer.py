@@ -35,7 +35,7 @@ from vae.scorer_service.ledger.aggregate import SessionOutcome
 from vae.scorer_service.ledger.scorings import ScoringMismatchError
 from vae.scorer_service.ray_scoring.connect import RayScoringError
 from vae.scorer_service.scoring.rescore import RescoreError, RescoreResult, rescore
-from vae.scorer_service.scoring.session_work import SessionRunner
+from vae.scorer_service.scoring.runner import SessionRunner
 from vae.status import internal_error
 
 log = logging.getLogger("vae.scorer.service")

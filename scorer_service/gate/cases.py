@@ -6,7 +6,7 @@ verdict in one scoring, the one-line reason and every signal that failed or
 could not be decided. They read it from here, so a failure looks the same in
 every CI view.
 
-Rules (those of the report, :mod:`vae.scorer_service.report.data`):
+Rules (those of the report, :mod:`vae.scorer_service.report.session_entry`):
 
 - a case is each scenario the run froze (``name`` or ``name#k``), with its
   latest attempt that was not superseded;
@@ -33,7 +33,7 @@ from vae.scorer_service import signals
 from vae.scorer_service.ledger.aggregate import SessionOutcome
 from vae.scorer_service.ledger.reasons import reasons
 from vae.scorer_service.ledger.scorings import session_outcomes
-from vae.scorer_service.report.data import missing_cause
+from vae.scorer_service.ledger.unscored import missing_cause
 
 #: Verdicts in the order a reader needs them.
 ORDER = ("failed", "unscored", "passed", "not_applicable")

@@ -11,7 +11,9 @@ is unscored; ``gating`` counts sessions with at least one gating signal
 unscored (also those failed on another signal); ``causes`` counts each cause
 once per session; sessions still running when their bridge stopped are not
 scored at all and counted as ``unfinished: never ended`` (listed by session
-id). ``bot_errors``: ``{scenario: [lines]}``.
+id). ``bot_errors``: ``{scenario: [lines]}``. A session a scoring holds no
+verdict for at all gets its cause from :func:`missing_cause` (the report's
+sessions and the gate's cases both show it).
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from vae.recordings.models import Verdict
-from vae.recordings.stop_reasons import unfinished_cause
+from vae.recordings.models import SessionRecord, Verdict
+from vae.recordings.stop_reasons import is_finished, unfinished_cause
 from vae.scorer_service import signals
 from vae.scorer_service.ledger.aggregate import SessionOutcome
 
@@ -31,6 +33,15 @@ def _causes(outcome: SessionOutcome) -> list[str]:
         return []
     causes = score.detail.get("causes")
     return [str(c) for c in causes] if isinstance(causes, list) else []
+
+
+def missing_cause(session: SessionRecord) -> str:
+    """Why a scoring holds no verdict for ``session`` (the unscored block's cause)."""
+    if session.ended_ns is None:
+        return unfinished_cause(None)  # "unfinished: never ended", as rescore counts it
+    if not is_finished(session.stop_reason):
+        return unfinished_cause(session.stop_reason)  # e.g. an imported crashed attempt
+    return "not scored by this scoring"
 
 
 def gating_unscored(outcome: SessionOutcome) -> bool:

@@ -54,7 +54,7 @@ from vae.scorer_service.ray_scoring.task import (
     score_batch,
 )
 from vae.scorer_service.ray_scoring.task_failure import failed_outcome
-from vae.scorer_service.scoring.session_work import (
+from vae.scorer_service.scoring.runner import (
     Emit,
     Planned,
     ScoringJob,

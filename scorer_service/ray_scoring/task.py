@@ -34,13 +34,8 @@ from vae import recordings, scorer_service
 from vae.recordings.errors import StoreError
 from vae.scorer_service.judge.client import JudgeUnusableError
 from vae.scorer_service.ledger.aggregate import SessionOutcome
-from vae.scorer_service.scoring.session_work import (
-    Planned,
-    ScoringJob,
-    SessionWorker,
-    WorkStats,
-    open_worker,
-)
+from vae.scorer_service.scoring.runner import Planned, ScoringJob, WorkStats
+from vae.scorer_service.scoring.session_work import SessionWorker, open_worker
 
 #: The packages a task imports from vae: shipped to the workers, fingerprinted.
 TASK_PACKAGES = (recordings, scorer_service)

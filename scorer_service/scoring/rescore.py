@@ -52,7 +52,8 @@ from vae.scorer_service.scoring.rescore_plan import (
     plan_rescore,
     rescore_scope,
 )
-from vae.scorer_service.scoring.session_work import LocalRunner, ScoringJob, SessionRunner
+from vae.scorer_service.scoring.runner import ScoringJob, SessionRunner
+from vae.scorer_service.scoring.session_work import LocalRunner
 from vae.scorer_service.timing.metrics import METRIC_VERSION
 from vae.scorer_service.transcription.stage import describe_stage, transcription_summary
 

@@ -29,8 +29,8 @@ from vae.recordings.read.reader import RecordingReader
 from vae.recordings.read.selection import select_run
 from vae.recordings.scenarios.model import Scenario
 from vae.scorer_service.config import ConfigError, ScoringConfig
-from vae.scorer_service.context import effective_scenario
 from vae.scorer_service.judge.need import require_judge
+from vae.scorer_service.overrides import effective_scenario
 from vae.scorer_service.scoring.registry import SCORER_NAMES
 
 

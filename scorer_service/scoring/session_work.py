@@ -9,14 +9,10 @@ or in a Ray worker (:mod:`vae.scorer_service.ray_scoring.task`) through this ver
 which is why a Ray rescore equals a local one. A :class:`SessionWorker` holds
 what the work needs in one process: readers, the process's writer of the
 store, the judge client (its cache is the store's ``judge_cache`` table, so
-every process shares it) and the scorers.
-
-A *runner* is "where the per-session scoring work runs": it scores a plan's
-sessions into a scoring and hands each :class:`SessionOutcome` to ``emit``
-as it is stored; the rescore builds the summary from what it was handed and
-from the :class:`WorkStats` the runner sums over its processes. A scoring's
-transcription stage (``vae rescore --transcribe``) is part of each session's
-work, so it runs wherever the session is scored.
+every process shares it) and the scorers. What a runner is given and returns
+is :mod:`vae.scorer_service.scoring.runner`'s. A scoring's transcription stage
+(``vae rescore --transcribe``) is part of each session's work, so it runs
+wherever the session is scored.
 """
 
 from __future__ import annotations
@@ -25,22 +21,28 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, TypeVar
 
 from vae.recordings.errors import StorageError
 from vae.recordings.models import ScoreRecord, SessionRecord, Verdict
 from vae.recordings.read.reader import RecordingReader
 from vae.recordings.scenarios.model import Scenario
 from vae.recordings.write.writer import RecordingWriter, open_writer
-from vae.scorer_service.config import ScoringConfig
-from vae.scorer_service.context import ScoringContext, load_context
+from vae.scorer_service.context import ScoringContext
+from vae.scorer_service.context_load import load_context
 from vae.scorer_service.judge.client import JudgeClient, JudgeStats, JudgeUnusableError
 from vae.scorer_service.ledger.aggregate import SessionOutcome
 from vae.scorer_service.scorer import Scorer, SignalScore
 from vae.scorer_service.scoring.lacking import declared_lacks
 from vae.scorer_service.scoring.registry import build_scorers
+from vae.scorer_service.scoring.runner import (
+    Emit,
+    Planned,
+    ScoringJob,
+    WorkStats,
+    session_concurrency,
+)
 from vae.scorer_service.scoring.session_passes import finish
 from vae.scorer_service.transcription.stage import CHANNELS, TranscriptionStage, make_stage
 from vae.scorer_service.transcription.words import rebuild_conversation
@@ -48,64 +50,6 @@ from vae.scorer_service.transcription.words import rebuild_conversation
 T = TypeVar("T")
 
 log = logging.getLogger("vae.scorer.rescore")
-
-#: One planned session: its record and its effective scenario.
-Planned = tuple[SessionRecord, Scenario]
-Emit = Callable[[SessionOutcome], Awaitable[None]]
-
-
-@dataclass
-class ScoringJob:
-    """What every session of one scoring shares, in whichever process scores it."""
-
-    #: The store's locator (a path, or a URL once other back ends exist): opaque here.
-    locator: str
-    scoring_id: str
-    config: ScoringConfig
-    run_options: dict[str, Any] = field(default_factory=dict)
-    with_audio: bool = True
-
-
-class SessionRunner(Protocol):
-    """Where the per-session scoring work runs (this process, or Ray workers)."""
-
-    async def prepare(self) -> None:
-        """Get ready (connect) before the scoring is created: raise here, nothing is written."""
-
-    async def run(
-        self, job: ScoringJob, sessions: Sequence[Planned], writer: RecordingWriter, emit: Emit
-    ) -> WorkStats:
-        """Score ``sessions`` into ``job.scoring_id``; ``emit`` each outcome once it is stored."""
-
-
-@dataclass
-class WorkStats:
-    """What scoring used, summed over the processes that did it."""
-
-    judge: JudgeStats = field(default_factory=JudgeStats)
-    #: The transcription stage's counts (:meth:`TranscriptionStage.counts`); empty without one.
-    asr: dict[str, float] = field(default_factory=dict)
-
-    def add(self, more: WorkStats) -> None:
-        self.judge.requests += more.judge.requests
-        self.judge.cache_hits += more.judge.cache_hits
-        self.judge.errors += more.judge.errors
-        for key, value in more.asr.items():
-            self.asr[key] = self.asr.get(key, 0) + value
-
-    def since(self, seen: WorkStats) -> WorkStats:
-        """What was used after ``seen`` was taken."""
-        j, s = self.judge, seen.judge
-        asr = {k: v - seen.asr.get(k, 0) for k, v in self.asr.items()}
-        return WorkStats(
-            JudgeStats(j.requests - s.requests, j.cache_hits - s.cache_hits, j.errors - s.errors),
-            asr,
-        )
-
-
-def session_concurrency(config: ScoringConfig) -> int:
-    """Sessions scored at once in one process (the judge's concurrency, at least 2)."""
-    return max(2, config.judge.concurrency if config.judge.enabled else 2)
 
 
 async def _score_signals(

@@ -202,7 +202,7 @@ def test_rtvi_function_calls_writes_and_endings() -> None:
         "type": "toggle",
         "args": {"on": True},
     }
-    assert user.summary_actions({"actions": [{"type": "toggle"}]}) == []  # seen live already
+    assert user.calls.summary_actions({"actions": [{"type": "toggle"}]}) == []  # seen live already
 
 
 def test_connector_options_are_validated() -> None:

@@ -7,23 +7,26 @@ session (``RunOptions.user_connector``/``agent_connector`` with kind
 
 1. connect (retries with backoff), RTVI ``client-ready`` -> wait ``bot-ready``;
 2. at SessionStart: the scenario's prompt and tools (``update_system_prompt``
-   client-message by default, see :mod:`.pipecat_options`), then
+   client-message by default, see :mod:`.options`), then
    ``apply_initialization`` when the scenario has initial state or actions,
    then an optional kick-off text;
 3. audio both ways: the peer's open-mic frames go out as protobuf audio frames
    at ``receive_rate``; the bot's frames come back at whatever rate each frame
    declares, are downmixed and resampled (streaming, per source rate) to
    ``send_rate`` and split into chunks of at most ``max_chunk_ms``;
-4. RTVI messages become vae events (:mod:`.pipecat_rtvi`); the bot's end tool
+4. RTVI messages become vae events (:mod:`.rtvi`); the bot's end tool
    or ``<exit>`` message ends the call (timeouts are the session's);
 5. at SessionEnding: ``get_scenario_summary`` and ``get_context_history``
    (id-matched; an error response or unsupported request just leaves that part
    empty) become the final state.
 
-A text session goes through RTVI ``send-text`` (:mod:`.pipecat_text`);
+A text session goes through RTVI ``send-text`` (:mod:`.text`);
 pipecat cannot follow the virtual clock (StartRun refuses it).
 
-vae never imports pipecat: frames are encoded by :mod:`.pipecat_frames`.
+This module is the transport: the WebSocket, the handshake, the receive loop
+and sending. What the bot's messages record, and the final state from its
+answers, is decoded by :mod:`.inbound`. vae never imports pipecat: frames are
+encoded by :mod:`.frames`.
 """
 
 from __future__ import annotations
@@ -39,7 +42,6 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, WebSocketException
 
 from vae.bridge_service.connectors.base import (
-    BotEvent,
     BotInfo,
     BotInput,
     BotProtocolError,
@@ -48,35 +50,22 @@ from vae.bridge_service.connectors.base import (
     ConnectorConfig,
     ConnectorError,
     ConnectorOptionsError,
-    FinalStatePart,
     PeerAudio,
     PeerText,
     SessionEndingOut,
     SessionStartInfo,
     StateSyncOut,
 )
-from vae.bridge_service.connectors.pipecat.audio import BotAudioIn
-from vae.bridge_service.connectors.pipecat.frames import (
-    AudioFrame,
-    FrameDecodeError,
-    MessageFrame,
-    TextFrame,
-    TranscriptionFrame,
-    decode,
-    encode,
-)
+from vae.bridge_service.connectors.pipecat.frames import AudioFrame, MessageFrame, encode
+from vae.bridge_service.connectors.pipecat.inbound import Inbound
 from vae.bridge_service.connectors.pipecat.messages import (
-    Requests,
     bot_info,
-    json_piece,
     rtvi,
     rtvi_of,
     start_messages,
 )
 from vae.bridge_service.connectors.pipecat.options import PipecatOptions, parse_options
-from vae.bridge_service.connectors.pipecat.rtvi import RtviTranslator, as_dict
-from vae.bridge_service.connectors.pipecat.text import LLM_TEXT, PipecatText
-from vae.recordings.models import EventKind, Side
+from vae.recordings.models import Side
 
 __all__ = ["PipecatEndpoint", "check_config", "dial"]
 
@@ -96,15 +85,10 @@ class PipecatEndpoint:
         self.bot = BotInfo("pipecat-bot", "", {"connector": "pipecat", "url": url})
         self._ws = ws
         self._early: list[bytes | str] = []
-        self._in = BotAudioIn(options.send_rate, options.max_chunk_ms)
-        self._requests = Requests()
-        self._final: dict[str, Any] = {}
-        self._final_sent = False
+        #: What the bot sends, decoded (and our requests awaiting its answers).
+        self._in = Inbound(role, options)
         self._ending = False
         self._wake = asyncio.Event()
-        #: A text session: turns go as send-text, the bot's LLM text comes back as turns.
-        self.text = PipecatText()
-        self.rtvi = RtviTranslator(role, options.rtvi, time.time_ns, lambda: self._in.offset)
 
     # ------------------------------------------------------------ handshake
     async def handshake(self) -> None:
@@ -112,7 +96,7 @@ class PipecatEndpoint:
         await self._send_json(
             rtvi(
                 "client-ready",
-                self._requests.new("ready"),
+                self._in.requests.new("ready"),
                 {"version": "1.1.0", "about": {"library": "vae", "library_version": "1"}},
             )
         )
@@ -136,14 +120,14 @@ class PipecatEndpoint:
     # ------------------------------------------------------------ bot -> bridge
     async def receive(self) -> AsyncIterator[BotInput]:
         for data in self._early:
-            for item in self._handle(data):
+            for item in self._in.handle(data):
                 yield item
         self._early.clear()
         recv: asyncio.Future[Any] | None = None
         try:
             while True:
-                if self._final_ready():
-                    yield self._final_part()
+                if self._in.final_ready(self._ending):
+                    yield self._in.final_part()
                 if recv is None:
                     recv = asyncio.ensure_future(self._ws.recv())
                 # Wait for the bot or for send(SessionEndingOut): the final state may be
@@ -164,99 +148,22 @@ class PipecatEndpoint:
                     break
                 finally:
                     recv = None
-                for item in self._handle(data):
+                for item in self._in.handle(data):
                     yield item
         finally:
             if recv is not None:
                 recv.cancel()
                 with contextlib.suppress(BaseException):
                     await recv
-        for item in self.rtvi.flush():
+        for item in self._in.rtvi.flush():
             yield item
-        if self._ending and not self._final_sent:
-            yield self._final_part()
-
-    def _handle(self, data: bytes | str) -> list[BotInput]:
-        if isinstance(data, str):
-            return [self._malformed("a text WebSocket message (expected protobuf frames)", data)]
-        try:
-            frame = decode(data)
-        except FrameDecodeError as exc:
-            return [self._malformed(f"undecodable frame: {exc}", data.hex()[:200])]
-        if isinstance(frame, AudioFrame):
-            if self.text.on:
-                return self.text.ignored_audio()
-            return self._audio(frame)
-        if isinstance(frame, MessageFrame):
-            return self._message(frame.data)
-        if isinstance(frame, TranscriptionFrame):
-            payload = {"kind": "heard", "text": frame.text, "is_final": True}
-            return [BotEvent(EventKind.TRANSCRIPT, time.time_ns(), payload)]
-        if isinstance(frame, TextFrame):
-            payload = {"kind": "spoken", "text": frame.text, "is_final": False, "source": "text"}
-            return [BotEvent(EventKind.TRANSCRIPT, time.time_ns(), payload)]
-        return [
-            BotEvent(EventKind.LOG, time.time_ns(), {"level": "info", "message": "interruption"})
-        ]
-
-    def _audio(self, frame: AudioFrame) -> list[BotInput]:
-        try:
-            return list(self._in.frame(frame.audio, frame.sample_rate, frame.num_channels))
-        except ValueError as exc:
-            return [self._malformed(str(exc), "")]
-
-    def _message(self, text: str) -> list[BotInput]:
-        try:
-            msg = json.loads(text)
-        except json.JSONDecodeError:
-            return [self._malformed("message frame is not JSON", text[:200])]
-        if not isinstance(msg, dict):
-            return [self._malformed("message frame is not a JSON object", text[:200])]
-        kind = msg.get("type")
-        if kind in ("server-response", "error-response") and (purpose := self._requests.pop(msg)):
-            self.text.check_response(purpose, msg)
-            return self._response(purpose, msg)
-        if self.text.on and kind in LLM_TEXT:
-            return self.text.llm(str(kind), as_dict(msg.get("data")))
-        head: list[BotInput] = list(self._in.drain()) if kind == "bot-stopped-speaking" else []
-        return head + list(self.rtvi.translate(msg))
-
-    def _response(self, purpose: str, msg: dict[str, Any]) -> list[BotInput]:
-        body = as_dict(msg.get("data"))
-        if msg.get("type") == "error-response":
-            level, text = "warning", f"{purpose} refused: {body.get('error', body)}"
-            result: Any = None
-        else:
-            level, text, result = "info", f"{purpose} acknowledged", body.get("d")
-        if purpose in ("summary", "context"):
-            self._final[purpose] = result
-        events: list[BotInput] = [
-            BotEvent(EventKind.LOG, time.time_ns(), {"level": level, "message": text})
-        ]
-        if purpose == "summary" and isinstance(result, dict):
-            events.extend(self.rtvi.summary_actions(result))
-        return events
-
-    def _final_ready(self) -> bool:
-        return self._ending and not self._final_sent and not self._requests.pending_final()
-
-    def _final_part(self) -> FinalStatePart:
-        self._final_sent = True
-        summary = self._final.get("summary")
-        state = summary.get("db", summary) if isinstance(summary, dict) else None
-        context = self._final.get("context")
-        if isinstance(context, dict) and "messages" in context:
-            context = context["messages"]
-        return FinalStatePart(json_piece(state), json_piece(context), done=True)
-
-    def _malformed(self, problem: str, raw: str) -> BotEvent:
-        payload = {"problem": problem, "raw": raw[:200]}
-        return BotEvent(EventKind.MALFORMED_EVENT, time.time_ns(), payload, problem)
+        if self._ending and not self._in.final_sent:
+            yield self._in.final_part()
 
     # ------------------------------------------------------------ bridge -> bot
     async def send(self, message: BridgeOutput) -> bool:
         if isinstance(message, PeerText):
-            await self._send_json(self.text.send_text(message.text, self._requests))
+            await self._send_json(self._in.text.send_text(message.text, self._in.requests))
             return True
         if isinstance(message, PeerAudio):
             buffered = self._ws.transport.get_write_buffer_size()
@@ -265,12 +172,12 @@ class PipecatEndpoint:
             await self._ws.send(encode(AudioFrame(message.pcm, self.receive_rate, 1)))
             return True
         if isinstance(message, SessionStartInfo):
-            self.text.on = message.modality == "text"
-            for msg in start_messages(message, self.options, self._requests):
+            self._in.text.on = message.modality == "text"
+            for msg in start_messages(message, self.options, self._in.requests):
                 await self._send_json(msg)
         elif isinstance(message, StateSyncOut):
             body = {"t": "apply_sync_delta", "d": message.delta}
-            await self._send_json(rtvi("client-message", self._requests.new("sync"), body))
+            await self._send_json(rtvi("client-message", self._in.requests.new("sync"), body))
         elif isinstance(message, SessionEndingOut):
             self._ending = True
             for purpose, t, d in (
@@ -278,7 +185,7 @@ class PipecatEndpoint:
                 ("context", "get_context_history", {}),
             ):
                 if getattr(self.options, f"fetch_{purpose}"):
-                    msg_id = self._requests.new(purpose, final=True)
+                    msg_id = self._in.requests.new(purpose, final=True)
                     await self._send_json(rtvi("client-message", msg_id, {"t": t, "d": d}))
             self._wake.set()
         return True

@@ -25,17 +25,19 @@ a call to one of ``end_tools``        hang-up)
 ====================================  ==========================================
 
 Audio-level and other chatty messages are dropped (they carry nothing the
-recording does not already hold).
+recording does not already hold). Function calls and write actions are
+joined and recorded by :mod:`.rtvi_calls`.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from vae.bridge_service.connectors.base import BotEvent
+from vae.bridge_service.connectors.pipecat.rtvi_calls import RtviCalls
 from vae.recordings.models import EventKind, Side
 
 _IGNORED = frozenset(
@@ -75,14 +77,8 @@ class RtviOptions:
     write_tools: frozenset[str] = frozenset()
 
 
-@dataclass
-class _Call:
-    name: str = ""
-    arguments: dict[str, Any] = field(default_factory=dict)
-
-
 class RtviTranslator:
-    """Stateful: accumulates a bot turn's text and a function call's parts."""
+    """Stateful: accumulates a bot turn's text (and, in :attr:`calls`, function calls)."""
 
     def __init__(
         self,
@@ -96,8 +92,7 @@ class RtviTranslator:
         self._now = now_ns
         self._offset = out_offset
         self._text: dict[str, list[str]] = {}
-        self._calls: dict[str, _Call] = {}
-        self.live_writes = 0
+        self.calls = RtviCalls(role, options.write_tools, self._event)
         self.ended = False
 
     def _event(self, kind: EventKind, payload: dict[str, Any], problem: str = "") -> BotEvent:
@@ -207,69 +202,17 @@ class RtviTranslator:
         return out
 
     def _function_call(self, kind: str, body: dict[str, Any]) -> list[BotEvent]:
-        call_id = str(body.get("tool_call_id", "") or body.get("function_name", "") or "call")
-        call = self._calls.setdefault(call_id, _Call())
-        call.name = str(body.get("function_name") or call.name)
-        args = body.get("args", body.get("arguments"))
-        if isinstance(args, dict):
-            call.arguments = dict(args)
-        if kind != "llm-function-call-stopped":
+        call = self.calls.function_call(kind, body)
+        if call is None:
             return []
-        del self._calls[call_id]
-        result = body.get("result")
-        error = "cancelled" if body.get("cancelled") else ""
-        out = [
-            self._event(
-                EventKind.TOOL_CALL,
-                {
-                    "call_id": call_id,
-                    "name": call.name,
-                    "arguments": call.arguments,
-                    "result": result,
-                    "error": error,
-                    "side": str(self.role),
-                    "is_write": call.name in self.options.write_tools,
-                },
-            )
-        ]
-        if call.name in self.options.end_tools and not error:
-            out.extend(self._end(f"end tool {call.name}"))
-        return out
-
-    def action_event(self, action: dict[str, Any], call_id: str, source: str) -> BotEvent:
-        """A write action the bot recorded (``{"type", "args", "result", "side"?}``)."""
-        name = str(action.get("type") or action.get("name") or "action")
-        args = action.get("args", action.get("arguments", {}))
-        payload = {
-            "call_id": call_id,
-            "name": name,
-            "arguments": args if isinstance(args, dict) else {"value": args},
-            "result": action.get("result"),
-            "error": "",
-            "side": str(action.get("side") or self.role),
-            "is_write": True,
-            "action": {k: v for k, v in action.items() if k != "side"},
-            "source": source,
-        }
-        return self._event(EventKind.TOOL_CALL, payload)
-
-    def summary_actions(self, summary: dict[str, Any]) -> list[BotEvent]:
-        """The summary's actions as write tool calls, unless they were seen live."""
-        if self.live_writes:
-            return []
-        actions = summary.get("actions")
-        items = actions if isinstance(actions, list) else []
-        return [
-            self.action_event(a, f"summary-{i}", "get_scenario_summary")
-            for i, a in enumerate(items)
-            if isinstance(a, dict)
-        ]
+        name = str(call.payload["name"])
+        if name in self.options.end_tools and not call.payload["error"]:
+            return [call, *self._end(f"end tool {name}")]
+        return [call]
 
     def _server_message(self, data: Any) -> list[BotEvent]:
         if isinstance(data, dict) and data.get("type") == "action-applied":
-            self.live_writes += 1
-            action = as_dict(data.get("action"))
-            return [self.action_event(action, f"action-{self.live_writes}", "action-applied")]
+            return [self.calls.applied(as_dict(data.get("action")))]
         text = data.get("text") if isinstance(data, dict) else data
         if isinstance(text, str) and text.strip().startswith(self.options.end_markers):
             return self._end(text.strip()[:200])

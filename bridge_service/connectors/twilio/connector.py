@@ -13,7 +13,7 @@ Twilio during a call:
 2. the peer's audio (the bridge's open-mic frames, already at 8 kHz) goes out
    as 20 ms ``media`` messages, μ-law, base64;
 3. the agent's ``media`` is queued and played in real time
-   (:mod:`.twilio_playout`): ``clear`` drops what has not played yet (a
+   (:mod:`.playout`): ``clear`` drops what has not played yet (a
    barge-in) and is recorded; a ``mark`` is echoed once the audio queued
    before it has played (and at once on ``clear``), as Twilio does;
 4. the agent closing the socket cleanly (close code 1000 or 1001, or none),
@@ -29,17 +29,18 @@ Twilio during a call:
    (an HTTP error, a timeout, a body that is not JSON) leaves none and is
    recorded as an error-level log naming the URL and the error.
 
-Messages are built and parsed by :mod:`.twilio_protocol`; audio is coded by
-:mod:`.mulaw`. Capacity, pools and retries are the seam's (:mod:`.pool`).
+This module is the socket: dialling, the real-time receive loop, sending.
+Messages are built and parsed by :mod:`.protocol`; what each of the agent's
+messages does to the line and records is :mod:`.agent_line`'s; the final
+state's fetch is :mod:`.final_state`'s; audio is coded by :mod:`.mulaw`.
+Capacity, pools and retries are the seam's (:mod:`.pool`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
-import urllib.request
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -47,7 +48,6 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, WebSocketException
 
 from vae.bridge_service.connectors.base import (
-    BotAudio,
     BotEvent,
     BotInfo,
     BotInput,
@@ -57,27 +57,23 @@ from vae.bridge_service.connectors.base import (
     ConnectorError,
     ConnectorOptionsError,
     DtmfOut,
-    FinalStatePart,
-    JsonPiece,
     PeerAudio,
     SessionEndingOut,
     SessionStartInfo,
 )
 from vae.bridge_service.connectors.twilio import mulaw
+from vae.bridge_service.connectors.twilio.agent_line import AgentLine, mark_answered
+from vae.bridge_service.connectors.twilio.final_state import fetch_final_state
 from vae.bridge_service.connectors.twilio.options import TwilioOptions, parse_options, stream_sid
-from vae.bridge_service.connectors.twilio.playout import Playout
 from vae.bridge_service.connectors.twilio.protocol import (
     RATE,
-    AgentClear,
-    AgentMark,
-    AgentMedia,
     AgentMessage,
     AgentStop,
     Outgoing,
     StreamIds,
     parse,
 )
-from vae.recordings.models import EventKind, Side
+from vae.recordings.models import Side
 
 __all__ = ["TwilioEndpoint", "TwilioOptions", "check_config", "dial", "parse_options"]
 
@@ -103,8 +99,7 @@ class TwilioEndpoint:
         self.bot = BotInfo("twilio-media-streams", "", {"connector": "twilio", "url": url})
         self._ws = ws
         self._frame_s = options.media_ms / 1000
-        self._playout = Playout(RATE * options.media_ms // 1000)
-        self._max_queue = int(options.max_queue_s * RATE)
+        self._line = AgentLine(role, options.media_ms, options.max_queue_s)
         self._out: Outgoing | None = None
         self._caller = bytearray()
         self._caller_ms = 0
@@ -129,9 +124,9 @@ class TwilioEndpoint:
                     for item in await self._play(n):
                         yield item
                     n += 1
-                    if gone and not self._playout.queued_samples and not self._hung_up:
+                    if gone and not self._line.playout.queued_samples and not self._hung_up:
                         self._hung_up = True
-                        yield self._hang_up()
+                        yield self._line.hang_up()
                     continue
                 if recv is None and not gone:
                     recv = asyncio.ensure_future(self._ws.recv())
@@ -165,113 +160,31 @@ class TwilioEndpoint:
                 with contextlib.suppress(BaseException):
                     await recv
         if broken is not None:
-            yield self._broken(broken)
+            code = broken.rcvd.code if broken.rcvd is not None else 1006
+            yield self._line.broken(str(broken), code)
             if not self._ending.is_set():
                 return  # the session records the bot as disconnected
-        for item in await self._final_state():
+        for item in await fetch_final_state(self.options, self.ids, self._session_id):
             yield item
 
     async def _play(self, n: int) -> list[BotInput]:
-        frame = self._playout.pop()
-        samples = self._playout.frame_samples
-        items: list[BotInput] = [BotAudio(n, n * samples, frame.pcm, time.time_ns())]
-        for name in frame.marks:
+        audio, marks = self._line.play(n)
+        items: list[BotInput] = [audio]
+        for name in marks:
             items.append(await self._answer_mark(name, "played"))
         return items
 
     async def _handle(self, message: AgentMessage) -> list[BotInput]:
-        now = time.time_ns()
-        if isinstance(message, AgentMedia):
-            if self._playout.queued_samples + len(message.ulaw) > self._max_queue:
-                # A bot streaming far ahead of real time: keep memory bounded, say so.
-                payload = {
-                    "reason": "agent_faster_than_real_time",
-                    "samples": len(message.ulaw),
-                    "queued_s": self._playout.queued_samples / RATE,
-                }
-                return [BotEvent(EventKind.AUDIO_DROPPED, now, payload)]
-            self._playout.push(mulaw.decode(message.ulaw))
-            return []
-        if isinstance(message, AgentMark):
-            self._playout.mark(message.name)
-            return []
-        if isinstance(message, AgentClear):
-            dropped, marks = self._playout.clear()
-            ms = dropped * 1000 / RATE
-            payload = {
-                "level": "info",
-                "message": f"twilio clear: dropped {ms:.0f} ms of agent audio not yet played",
-                "twilio_event": "clear",
-                "dropped_samples": dropped,
-            }
-            items: list[BotInput] = [BotEvent(EventKind.LOG, now, payload)]
-            for name in marks:
-                items.append(await self._answer_mark(name, "cleared"))
-            return items
-        if isinstance(message, AgentStop):
-            payload = {
-                "level": "info",
-                "message": "twilio stop from the bot",
-                "twilio_event": "stop",
-            }
-            return [BotEvent(EventKind.LOG, now, payload)]
-        payload = {"problem": message.problem, "raw": message.raw}
-        return [BotEvent(EventKind.MALFORMED_EVENT, now, payload, message.problem)]
+        items, cleared = self._line.take(message)
+        for name in cleared:
+            items.append(await self._answer_mark(name, "cleared"))
+        return items
 
     async def _answer_mark(self, name: str, why: str) -> BotEvent:
         if self._out is not None:
             with contextlib.suppress(ConnectionClosed):
                 await self._ws.send(self._out.mark(name))
-        payload = {
-            "level": "info",
-            "message": f"twilio mark {name!r} answered ({why})",
-            "twilio_event": "mark",
-            "mark": name,
-            "why": why,
-        }
-        return BotEvent(EventKind.LOG, time.time_ns(), payload)
-
-    def _hang_up(self) -> BotEvent:
-        kind = "agent_end_tool" if self.role is Side.AGENT else "user_hang_up"
-        reason = f"the {self.role} bot closed the media stream (hung up)"
-        return BotEvent(
-            EventKind.END_CONVERSATION, time.time_ns(), {"kind": kind, "reason": reason}
-        )
-
-    def _broken(self, exc: ConnectionClosed) -> BotEvent:
-        payload = {
-            "level": "error",
-            "message": f"the {self.role} bot's media stream closed with an error ({exc})",
-            "close_code": exc.rcvd.code if exc.rcvd is not None else 1006,
-        }
-        return BotEvent(EventKind.LOG, time.time_ns(), payload)
-
-    async def _final_state(self) -> list[BotInput]:
-        """The final state from ``final_state_url``; a failed fetch is recorded, never silent."""
-        if not self.options.final_state_url or self.ids is None:
-            return [FinalStatePart(done=True)]
-        url = self.options.final_state_url.format(
-            session_id=self._session_id, call_sid=self.ids.call_sid, stream_sid=self.ids.stream_sid
-        )
-
-        def fetch() -> bytes:
-            with urllib.request.urlopen(url, timeout=self.options.final_state_timeout_s) as r:
-                return bytes(r.read())
-
-        problem = "failed"
-        try:
-            data = await asyncio.to_thread(fetch)
-            problem = "returned no JSON"
-            json.loads(data)
-        except (OSError, ValueError) as exc:
-            payload = {
-                "level": "error",
-                "message": f"twilio final state: GET {url} {problem}: {exc}",
-                "final_state_url": url,
-            }
-            # No state: the session records it as missing, and this says why.
-            return [BotEvent(EventKind.LOG, time.time_ns(), payload), FinalStatePart(done=True)]
-        return [FinalStatePart(state=JsonPiece(0, data, True), done=True)]
+        return mark_answered(name, why)
 
     # ------------------------------------------------------------ bridge -> agent
     async def send(self, message: BridgeOutput) -> bool:
@@ -281,7 +194,7 @@ class TwilioEndpoint:
             if self._ws.transport.get_write_buffer_size() > self.options.max_buffer_bytes:
                 return False  # the bot is not reading: drop audio, never control
             self._caller += mulaw.encode(message.pcm)
-            size = self._playout.frame_samples  # one μ-law byte per sample
+            size = self._line.playout.frame_samples  # one μ-law byte per sample
             while len(self._caller) >= size:
                 chunk = bytes(self._caller[:size])
                 del self._caller[:size]

@@ -13,7 +13,7 @@ from tests.helpers import fake_connector
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.bridge_service.connectors.base import ConnectorConfig, ConnectorOptionsError
 from vae.bridge_service.connectors.pool import ConnectorPools
-from vae.bridge_service.runs.execute import session_id_for
+from vae.bridge_service.runs.attempt_runner import session_id_for
 from vae.bridge_service.server import BridgeServer
 from vae.recordings.errors import StorageError
 from vae.recordings.models import SessionRecord, Side

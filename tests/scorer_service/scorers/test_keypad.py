@@ -17,7 +17,8 @@ from vae.recordings.models import (
 from vae.recordings.scenarios.model import DEFAULT_SUCCESS_SIGNALS, SuccessSignal
 from vae.recordings.scenarios.parse import scenario_from_dict
 from vae.scorer_service import signals
-from vae.scorer_service.context import ScoringContext, parse_events
+from vae.scorer_service.context import ScoringContext
+from vae.scorer_service.context_load import parse_events
 from vae.scorer_service.scorers.keypad import KeypadScorer
 
 P, F, NA, U = Verdict.PASSED, Verdict.FAILED, Verdict.NOT_APPLICABLE, Verdict.UNSCORED

@@ -7,7 +7,7 @@ import pytest
 from vae.recordings.errors import ScenarioError
 from vae.recordings.scenarios.model import Scenario
 from vae.scorer_service.config import ConfigError, ScoringConfig, validate_overrides
-from vae.scorer_service.context import effective_scenario
+from vae.scorer_service.overrides import effective_scenario
 
 DOC = {
     "name": "book",

@@ -19,13 +19,8 @@ from vae.recordings.errors import StorageError
 from vae.recordings.write.writer import open_writer
 from vae.scorer_service.config import ScoringConfig
 from vae.scorer_service.scoring.rescore import rescore
-from vae.scorer_service.scoring.session_work import (
-    Emit,
-    Planned,
-    ScoringJob,
-    WorkStats,
-    open_worker,
-)
+from vae.scorer_service.scoring.runner import Emit, Planned, ScoringJob, WorkStats
+from vae.scorer_service.scoring.session_work import open_worker
 
 NO_AUDIO = ["action_match", "db_state_match", "db_state_assertion", "clean_exit"]
 
