@@ -48,7 +48,7 @@ protos-check: dev protos  ## fail when the committed generated code differs from
 
 check: lint typecheck protos-check  ## lint, format, types, generated-code drift
 
-bench: dev  ## run the benchmarks at quick sizes (full runs: the commands in README.md, "Benchmarks")
+bench: dev  ## run the benchmarks at quick sizes (full runs: the commands in docs/benchmarks.md)
 	@for b in benchmarks/*.py; do echo "== $$b"; $(PYTHON) $$b --quick || exit 1; done
 
 clean:

@@ -40,7 +40,7 @@ at a worker). The bridge CPU is then the sum over all its processes, and the
 last lines compare the largest N held (no frame lost, p99 within one frame)
 per value.
 
-Budgets (the README's "Benchmarks"): 100 sessions on one core, no frame
+Budgets (docs/benchmarks.md): 100 sessions on one core, no frame
 lost, p99 added latency within one frame; <= 12 ms bridge CPU per
 session-second at 16 ms frames, <= 6 ms at 40 ms; --heavy: <= 2 frames gap,
 0 dropped. Figures are printed, never asserted. ``--json`` prints one JSON

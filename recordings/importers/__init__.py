@@ -1,7 +1,8 @@
 """Importers: runs recorded by other tools, brought into the store so vae can rescore them.
 
 Importers use only the standard library, numpy and the store's own writer
-(README, "Layout"): no protobuf, no service code.
+(docs/architecture.md, "The packages and their layers"): no protobuf, no
+service code.
 """
 
 from vae.recordings.importers.nemo.importer import import_nemo, import_nemo_sync

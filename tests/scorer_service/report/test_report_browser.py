@@ -18,7 +18,7 @@ from vae.recordings.read.reader import RecordingReader
 from vae.scorer_service.report import report_data
 from vae.scorer_service.report.html import render
 
-#: The stated budget for opening a 200-session report (README: "Report scale").
+#: The stated budget for opening a 200-session report (docs/reports.md, "Size").
 OPEN_200_BUDGET_S = 15.0
 
 

@@ -5,7 +5,7 @@ layer is stored per turn, the scoring carries a WER figure against the bots'
 own transcripts, and what the agent heard is decided from a transcription of
 the audio the bridge delivered to it when the agent reported nothing itself.
 Quality is not asserted here (pocketsphinx on a synthetic voice is poor: the
-README states the measured figure); that it runs and stores is.
+measured figure is in docs/benchmarks.md); that it runs and stores is.
 """
 
 from __future__ import annotations
