@@ -200,9 +200,9 @@ def _check(value: Any, schema: dict[str, Any], where: str) -> None:
         "string": lambda v: isinstance(v, str),
         "boolean": lambda v: isinstance(v, bool),
         "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-        "number": lambda v: isinstance(v, int | float)
-        and not isinstance(v, bool)
-        and math.isfinite(v),
+        "number": lambda v: (
+            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+        ),
     }
     if kind is not None and not checks[kind](value):
         raise RedactionConfigError(f"{where}: must be {'an' if kind[0] in 'aio' else 'a'} {kind}")

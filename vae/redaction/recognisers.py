@@ -62,7 +62,7 @@ _NOT_NAMES = {"Sorry", "Calling", "Looking", "Here", "Fine", "Good", "Just", "No
               "January", "February", "March", "April", "May", "June", "July", "August",
               "September", "October", "November", "December", "Monday", "Tuesday",
               "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "Today", "Tomorrow",
-              "Support", "Customer", "Booking", "Account", "Calling", "About"}  # fmt: skip
+              "Support", "Customer", "Booking", "Account", "About"}  # fmt: skip
 PERSON_PATTERNS = (
     rf"(?i:\b(?:my name is|my name's|name is|this is|i am|i'm|speaking with|"
     rf"talking to|ask for|called|name of)\s+)({_NAME}(?:\s+{_NAME}){{0,2}})",
@@ -82,9 +82,7 @@ class Hit:
 
 def require_presidio() -> None:
     if importlib.util.find_spec("presidio_analyzer") is None:
-        raise RedactionUnavailable(
-            "redaction needs presidio-analyzer: pip install 'vae[redact]'"
-        )
+        raise RedactionUnavailable("redaction needs presidio-analyzer: pip install 'vae[redact]'")
 
 
 class Recognisers:

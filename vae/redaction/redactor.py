@@ -18,6 +18,7 @@ Answers are cached by text: a run repeats its scenario and its lines.
 from __future__ import annotations
 
 import functools
+import re
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -30,6 +31,13 @@ from vae.redaction.entities import placeholder
 
 #: Numbers shorter than this are never personal data on their own (a count, a price).
 _MIN_NUMBER_DIGITS = 6
+#: A number is read as personal data only under a key like these: elsewhere a long
+#: number is a time, an offset or an id, and a nanosecond clock passes the Luhn
+#: check one time in ten.
+_NUMBER_KEYS = re.compile(
+    r"card|pan$|acct|account|iban|phone|tel|mobile|msisdn|ssn|nino|passport|social|dob|birth",
+    re.IGNORECASE,
+)
 
 
 class Redactor:
@@ -74,13 +82,14 @@ class Redactor:
 
         Keys are redacted too (a state keyed by e-mail address); two keys that
         redact alike stay apart (``<EMAIL_ADDRESS>``, ``<EMAIL_ADDRESS>#2``).
-        A number of six digits or more that is personal data becomes its
-        placeholder (a string).
+        A whole number of six digits or more under a key that names personal
+        data (``card_number``, ``phone``) becomes its placeholder (a string);
+        other numbers are kept (times, offsets, ids).
         """
         found: list[tuple[str, str]] = []
-        return self._value(value, path, found), found
+        return self._value(value, path, found, ""), found
 
-    def _value(self, value: Any, path: str, found: list[tuple[str, str]]) -> Any:
+    def _value(self, value: Any, path: str, found: list[tuple[str, str]], key: str) -> Any:
         if isinstance(value, str):
             out, hits = self.text(value)
             found.extend((path, f.entity) for f in hits)
@@ -89,7 +98,11 @@ class Redactor:
             return value
         if isinstance(value, int | float):
             digits = str(value)
-            if sum(ch.isdigit() for ch in digits) < _MIN_NUMBER_DIGITS:
+            if (
+                not isinstance(value, int)
+                or len(digits) < _MIN_NUMBER_DIGITS
+                or not _NUMBER_KEYS.search(key)
+            ):
                 return value
             out, hits = self.text(digits)
             if not hits:
@@ -97,7 +110,7 @@ class Redactor:
             found.extend((path, f.entity) for f in hits)
             return out
         if isinstance(value, list):
-            return [self._value(v, f"{path}[{i}]", found) for i, v in enumerate(value)]
+            return [self._value(v, f"{path}[{i}]", found, key) for i, v in enumerate(value)]
         if isinstance(value, dict):
             result: dict[str, Any] = {}
             for key, item in value.items():
@@ -107,7 +120,7 @@ class Redactor:
                 while new_key in result:
                     n += 1
                     new_key = f"{base}#{n}"
-                result[new_key] = self._value(item, f"{path}.{new_key}", found)
+                result[new_key] = self._value(item, f"{path}.{new_key}", found, str(key))
             return result
         return value
 

@@ -37,7 +37,8 @@ _UNITS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six"
           "seven": 7, "eight": 8, "nine": 9}  # fmt: skip
 _ZEROS = {"oh", "o", "nought", "naught"}
 _TEENS = {"ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
-          "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19}  # fmt: skip
+          "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+          "nineteen": 19}  # fmt: skip
 _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fourty": 40, "fifty": 50, "sixty": 60,
          "seventy": 70, "eighty": 80, "ninety": 90}  # fmt: skip
 _ORDINAL_UNITS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6,
@@ -235,9 +236,9 @@ def _run(tokens: list[tuple[str, int, int]], i: int) -> int:
         if kind in ("number", "digits", "ordinal"):
             numbers += 1
             spoken += kind != "digits"
-        elif kind in ("letter", "repeat"):
-            pass
-        elif word in _PAUSE and j > i and nxt is not None and _kind(nxt, word, None):
+        elif kind in ("letter", "repeat") or (
+            word in _PAUSE and j > i and nxt is not None and _kind(nxt, word, None)
+        ):
             pass
         elif word.lower() == "and" and j > i and nxt is not None and _kind(nxt, word, None):
             pass  # kept only where the number takes it (_write_run)

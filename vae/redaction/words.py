@@ -72,36 +72,3 @@ def spans(
         hi = max(to_words[i][1] for i in covered)
         out.append((f, timed[lo][1], timed[hi][2]))
     return out
-
-
-def spans(
-    text: str, found: list[Finding], raw: list[dict[str, Any]]
-) -> list[tuple[Finding, float, float] | tuple[Finding, None, None]]:
-    """``(finding, start_s, end_s)`` per finding; ``(finding, None, None)`` when uncovered."""
-    timed = timed_words(raw)
-    tokens = [(m.start(), m.end(), _norm(m.group(0))) for m in _TOKEN.finditer(text)]
-    tokens = [t for t in tokens if t[2]]
-    matcher = difflib.SequenceMatcher(
-        a=[t[2] for t in tokens], b=[_norm(w) for w, _, _ in timed], autojunk=False
-    )
-    to_word: dict[int, int] = {}
-    for block in matcher.get_matching_blocks():
-        for k in range(block.size):
-            to_word[block.a + k] = block.b + k
-    # Tokens between two aligned ones (a number spoken as words, written as digits)
-    # take the words between them.
-    for op, a0, a1, b0, b1 in matcher.get_opcodes():
-        if op == "replace" and b1 > b0:
-            for k in range(a0, a1):
-                to_word.setdefault(k, min(b1 - 1, b0 + (k - a0)))
-                to_word.setdefault(-(k + 1), b1 - 1)
-    out: list[tuple[Finding, float, float] | tuple[Finding, None, None]] = []
-    for f in found:
-        covered = [i for i, (a, b, _) in enumerate(tokens) if a < f.end and f.start < b]
-        idx = [to_word[i] for i in covered if i in to_word]
-        idx += [to_word[-(i + 1)] for i in covered if -(i + 1) in to_word]
-        if not covered or len([i for i in covered if i in to_word]) < len(covered):
-            out.append((f, None, None))
-            continue
-        out.append((f, min(timed[i][1] for i in idx), max(timed[i][2] for i in idx)))
-    return out
