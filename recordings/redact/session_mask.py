@@ -121,8 +121,10 @@ def redact_words(
             if not isinstance(w, dict) or not isinstance(out[i], dict):
                 continue
             start, end = _float(w.get("start")), _float(w.get("end"))
-            inside = a is None or b is None or (
-                start is not None and end is not None and a - 1e-6 <= start and end <= b + 1e-6
+            inside = (
+                a is None
+                or b is None
+                or (start is not None and end is not None and a - 1e-6 <= start and end <= b + 1e-6)
             )
             if inside:
                 out[i]["word"] = f"<{f.entity}>"
