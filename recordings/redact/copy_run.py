@@ -46,8 +46,14 @@ class RunCopier:
     """Copies run ``run_id`` from ``reader`` into ``writer`` (inside the caller's transaction)."""
 
     def __init__(
-        self, reader: StoreConnection, writer: StoreConnection, run_id: str, redaction: Redaction
+        self,
+        reader: StoreConnection,
+        writer: StoreConnection,
+        run_id: str,
+        redaction: Redaction,
+        mode: str = "copy",
     ) -> None:
+        self.mode = mode
         self.reader, self.writer = reader, writer
         self.run_id = run_id
         self.redaction = redaction
@@ -95,6 +101,11 @@ class RunCopier:
                     row[col] = self._text(row, where_, str(row[col]), at_s)
                 elif kind == "json":
                     row[col] = self._json(row, where_, row[col], at_s)
+            if table.name == "runs":
+                # The run says it is redacted (the scorer's verdicts then say what they compared).
+                options = json.loads(row["options_json"])
+                options["redaction"] = {"mode": self.mode, **self.redaction.describe()}
+                row["options_json"] = _dumps(options)
             if table.name == "scorings":
                 # Judged before the redaction: its reasons are redacted now, its verdicts not.
                 summary = json.loads(row["summary_json"] or "{}")

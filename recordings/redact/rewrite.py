@@ -109,7 +109,7 @@ def _copy(src: Any, target: Any, run_id: str, redaction: Redaction, mode: str) -
     try:
         writer.execute(dialect_of(writer).begin_write)
         try:
-            copier = RunCopier(reader, writer, run_id, redaction)
+            copier = RunCopier(reader, writer, run_id, redaction, mode)
             copier.copy()
             entries = copier.ledger
             summary = ledger.summarise(entries)

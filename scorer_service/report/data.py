@@ -43,6 +43,7 @@ from vae.scorer_service.ledger.scorings import (
 from vae.scorer_service.report import session_data
 from vae.scorer_service.report.audio import session_audio_uri, write_session_audio
 from vae.scorer_service.report.labels_html import labels_block
+from vae.scorer_service.report.redaction_html import redaction_block
 
 #: Order of sessions in the report: what needs attention first.
 VERDICT_ORDER = ("failed", "unscored", "passed", "not_applicable", "not scored")
@@ -314,4 +315,5 @@ def report_data(
         "compare": comparison,
         "baseline": baseline,
         "labels": labels_block(reader, scoring),
+        "redaction": redaction_block(reader, run_id),
     }
