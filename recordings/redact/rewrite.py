@@ -78,15 +78,15 @@ def rewrite_run(
         run_id = select_run(reader, run_ref)
         done = {p["fingerprint"] for p in ledger.passes(reader.conn, run_id)}
     if dest is None:
-        shown = src.url or str(src.file)
+        shown = src.url or str(src.path)
         if fingerprint in done:
             return RewriteResult(run_id, "in-place", shown, already=True)
         return _in_place(src, run_id, redaction)
     target = locate(dest)
-    shown = target.url or str(target.file)
+    shown = target.url or str(target.path)
     if _where(target) == _where(src):
         raise RewriteError("--out names the store being read: give a new store, or --in-place")
-    if target.is_postgres or (target.file is not None and target.file.exists()):
+    if target.exists():
         with RecordingReader(target) as existing:
             if run_id in existing.run_ids():
                 there = {p["fingerprint"] for p in ledger.passes(existing.conn, run_id)}
@@ -100,7 +100,7 @@ def rewrite_run(
 
 
 def _where(locator: Any) -> str:
-    return str(locator.url or Path(locator.file).resolve())
+    return str(locator.url or Path(locator.path).resolve())
 
 
 def _copy(src: Any, target: Any, run_id: str, redaction: Redaction, mode: str) -> dict[str, Any]:
@@ -131,8 +131,8 @@ def _copy(src: Any, target: Any, run_id: str, redaction: Redaction, mode: str) -
 
 
 def _in_place(src: Any, run_id: str, redaction: Redaction) -> RewriteResult:
-    shown = src.url or str(src.file)
-    folder = Path(src.file).resolve().parent if src.file is not None else None
+    shown = src.url or str(src.path)
+    folder = Path(src.path).resolve().parent if src.path is not None else None
     handle, temp = tempfile.mkstemp(prefix=".vae-redact-", suffix=".db", dir=folder)
     os.close(handle)
     os.unlink(temp)  # a new store: open_store creates and migrates it
