@@ -95,8 +95,8 @@ def asr_defaults() -> dict[str, Any]:
     }
 
 
-def judge_options(f: Any) -> Any:
-    """Declare every judge, transcription and redaction option on ``f`` (in list order)."""
+def redact_options(f: Any) -> Any:
+    """``vae rescore --redact`` and ``--redact-config`` (``vae run --redact`` records redacted)."""
     f = redact_config_option(f)
     f = click.option(
         "--redact",
@@ -106,6 +106,11 @@ def judge_options(f: Any) -> Any:
         "its type (<CREDIT_CARD>) in the conversation, tool calls, states and the scenario; "
         "the scoring says so (docs/privacy.md; pip install 'vae[redact]') (env VAE_REDACT).",
     )(f)
+    return f
+
+
+def judge_options(f: Any) -> Any:
+    """Declare every judge and transcription option on ``f`` (in the order of the lists)."""
     for flag, kwargs, help_text in reversed([*_JUDGE_OPTIONS, *_ASR_OPTIONS]):
         shown = kwargs.get("default") not in (None, "", False)
         f = click.option(flag, help=help_text, show_default=shown, **kwargs)(f)
