@@ -97,8 +97,9 @@ class Said:
     words: list[dict[str, Any]]
 
 
-def speak(lines: list[tuple[str, str]], rate_hint: int = 16000) -> tuple[np.ndarray, np.ndarray,
-                                                                       int, list[Said]]:
+def speak(
+    lines: list[tuple[str, str]], rate_hint: int = 16000
+) -> tuple[np.ndarray, np.ndarray, int, list[Said]]:
     """(user, agent) int16 channels, their rate and what was said when, line after line."""
     synth = default_synthesiser("espeak")
     rate = synth.sample_rate

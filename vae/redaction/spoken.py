@@ -15,7 +15,8 @@ Rules, chosen for how people read numbers out:
   4111; "nineteen eighty five" -> 1985; "twenty twenty four" -> 2024; "four
   hundred and fifty" -> 450; "oh" and "o" are zero next to another digit;
   "double five" -> 55, "triple" likewise; "plus" before a number -> +;
-- a comma, full stop or hyphen between number words is a pause: the groups
+- a comma, full stop or hyphen between number words is a pause (but
+  "eighty-five" is one number): the groups
   are kept apart by one space ("four one one one, one one one one" -> "4111
   1111"), as written numbers group their digits;
 - single capital letters next to such a number join it ("G B eight two" ->
@@ -58,6 +59,81 @@ EMAIL = re.compile(
     re.IGNORECASE,
 )
 _SPOKEN_SEP = {"dot": ".", "underscore": "_", "dash": "-", "hyphen": "-", "at": "@"}
+#: Words that end a spoken e-mail's local part when read backwards ("send it to | anna lee at").
+_NOT_LOCAL = frozenset(
+    (
+        "to",
+        "is",
+        "me",
+        "my",
+        "at",
+        "email",
+        "e",
+        "mail",
+        "address",
+        "send",
+        "it",
+        "its",
+        "s",
+        "goes",
+        "was",
+        "the",
+        "and",
+        "or",
+        "with",
+        "from",
+        "for",
+        "of",
+        "on",
+        "in",
+        "as",
+        "be",
+        "use",
+        "that",
+        "this",
+        "i",
+        "you",
+        "your",
+        "our",
+        "his",
+        "her",
+        "their",
+        "please",
+        "update",
+        "updated",
+        "registered",
+        "confirmation",
+        "by",
+        "via",
+        "reach",
+        "contact",
+        "write",
+        "also",
+        "then",
+        "so",
+        "ok",
+        "okay",
+        "yes",
+        "no",
+        "um",
+        "uh",
+        "sure",
+        "account",
+        "work",
+        "write",
+        "wrote",
+        "mine",
+        "is",
+        "was",
+        "are",
+        "be",
+        "been",
+        "sent",
+        "copy",
+        "cc",
+    )
+)
+_WORD_BEFORE = re.compile(r"([A-Za-z]+)[ \t]+$")
 TOKEN = re.compile(r"[A-Za-z]+|\d+|[^\sA-Za-z\d]")
 
 
@@ -76,8 +152,19 @@ class Normalised:
         return min(self.starts[start:end]), max(self.ends[start:end])
 
 
-def _email_text(match: re.Match[str]) -> str:
-    parts = re.split(r"(\s+|\.|_|-|@)", match.group(0))
+def _local_start(text: str, start: int) -> int:
+    """Where a spoken address's local part begins: up to two more words read as one
+    ("anna lee at example dot com" is annalee@example.com more often than lee@...)."""
+    for _ in range(2):
+        m = _WORD_BEFORE.search(text, 0, start)
+        if m is None or m.group(1).lower() in _NOT_LOCAL:
+            break
+        start = m.start(1)
+    return start
+
+
+def _email_text(text: str) -> str:
+    parts = re.split(r"(\s+|\.|_|-|@)", text)
     out = []
     for part in parts:
         word = part.strip().lower()
@@ -97,10 +184,15 @@ def _kind(word: str, prev: str | None, nxt: str | None) -> str:
         return "ordinal"
     if low in _REPEAT:
         return "repeat"
-    if low in _ZEROS:
-        near = [w.lower() for w in (prev, nxt) if w]
-        return "number" if any(n in _UNITS or n in _ZEROS or n.isdigit() for n in near) else ""
-    if len(word) == 1 and word.isupper() and word != "I":
+    near = [w for w in (prev, nxt) if w]
+    if low in _ZEROS and any(
+        n.lower() in _UNITS or n.lower() in _ZEROS or n.isdigit() for n in near
+    ):
+        return "number"
+    # "I" is a word unless it is spelled among letters ("N I W V").
+    if (len(word) == 1 and word.isupper()) and (
+        word != "I" or any(len(n) == 1 and n.isupper() for n in near)
+    ):
         return "letter"
     return ""
 
@@ -192,7 +284,10 @@ class _Builder:
 def normalise(text: str) -> Normalised:
     """``text`` with spoken numbers, letters and e-mail addresses written out (see above)."""
     out = _Builder(text)
-    emails = [(m.start(), m.end(), _email_text(m)) for m in EMAIL.finditer(text)]
+    emails = []
+    for m in EMAIL.finditer(text):
+        start = _local_start(text, m.start()) if " at " in m.group(0).lower() else m.start()
+        emails.append((start, m.end(), _email_text(text[start : m.end()])))
     cursor = 0
     for start, end, written in emails:
         _numbers(text, cursor, start, out)
@@ -229,18 +324,19 @@ def _run(tokens: list[tuple[str, int, int]], i: int) -> int:
         word = tokens[j][0]
         prev = tokens[j - 1][0] if j > 0 else None
         nxt = tokens[j + 1][0] if j + 1 < len(tokens) else None
+        after = tokens[j + 2][0] if j + 2 < len(tokens) else None
         kind = _kind(word, prev, nxt)
-        if j == i and word.lower() == "plus" and nxt and _kind(nxt, word, None):
+        if j == i and word.lower() == "plus" and nxt and _kind(nxt, word, after):
             j += 1
             continue
         if kind in ("number", "digits", "ordinal"):
             numbers += 1
             spoken += kind != "digits"
         elif kind in ("letter", "repeat") or (
-            word in _PAUSE and j > i and nxt is not None and _kind(nxt, word, None)
+            word in _PAUSE and j > i and nxt is not None and _kind(nxt, word, after)
         ):
             pass
-        elif word.lower() == "and" and j > i and nxt is not None and _kind(nxt, word, None):
+        elif word.lower() == "and" and j > i and nxt is not None and _kind(nxt, word, after):
             pass  # kept only where the number takes it (_write_run)
         else:
             break
@@ -256,6 +352,11 @@ def _write_run(tokens: list[tuple[str, int, int]]) -> str | None:
     pieces: list[str] = []
     group = _Number()
     words = [t[0] for t in tokens]
+    # "eighty-five", "twenty-first": one number written with a hyphen, not a pause.
+    units = set(_UNITS) | set(_ORDINAL_UNITS)
+    words = [w for i, w in enumerate(words)
+             if not (w == "-" and 0 < i < len(words) - 1 and words[i - 1].lower() in _TENS
+                     and words[i + 1].lower() in units)]  # fmt: skip
     k = 0
 
     def close() -> None:

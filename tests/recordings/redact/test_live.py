@@ -41,7 +41,7 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
     db = folder / "vae.db"
     import asyncio
 
-    code, out, err = asyncio.run(
+    code, _, err = asyncio.run(
         cli("import", "calls", str(folder), "--redact", "--db", str(db), "--run-id", "calls")
     )
     assert code == 0, err

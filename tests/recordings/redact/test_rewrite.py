@@ -76,7 +76,7 @@ async def test_in_place_leaves_nothing_in_the_file_wal_cache_export_or_report(
     assert result["summary"]["whole_turns"] >= 8  # the spoken call has no word timings
     assert scan(_files(db)) == {}
     wal = Path(f"{db}-wal")  # checkpointed and truncated (removed once the last one closed)
-    assert not wal.exists() or wal.stat().st_size == 0
+    assert not wal.exists() or wal.stat().st_size == 0  # noqa: ASYNC240
     with RecordingReader(db) as reader:
         assert not [k for k, in reader.conn.execute("SELECT request_json FROM judge_cache")
                     if "4111" in k]  # fmt: skip

@@ -1,4 +1,4 @@
-"""``vae rescore --redact``: the judge sees only redacted text; verdicts that needed a value say so."""
+"""``vae rescore --redact``: the judge reads only redacted text; checks that need a value say so."""
 
 from __future__ import annotations
 

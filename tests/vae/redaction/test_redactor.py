@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
 import numpy as np
 import pytest
+import yaml
 
 from tests.redaction_calls import LINES
 from vae.bots.stand_in.openai_server import OpenAICompatibleServer
@@ -174,7 +174,7 @@ def test_words_cover_the_finding_and_the_mask_keeps_length() -> None:
     words = [{"word": w, "start": i * 1.0, "end": i * 1.0 + 0.5}
              for i, w in enumerate(["card", "four", "one", "one", "one", "one", "one", "one",
                                     "one", "thanks"])]  # fmt: skip
-    (f, a, b), = spans(text, [Finding("CREDIT_CARD", 5, 14)], words)
+    ((_, a, b),) = spans(text, [Finding("CREDIT_CARD", 5, 14)], words)
     assert (a, b) == (1.0, 8.5)
     assert spans(text, [Finding("X", 0, 4)], [])[0][1:] == (None, None)
     rate = 8000
