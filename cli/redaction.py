@@ -11,6 +11,7 @@ missing ``redact`` extra is an error naming ``pip install 'vae[redact]'``
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from vae.redaction.config import RedactionConfig
     from vae.redaction.redactor import Redactor
 
-F = TypeVar("F")
+F = TypeVar("F", bound=Callable[..., Any])
 
 CONFIG_HELP = (
     "Redaction configuration (YAML/JSON: entity types, custom regexes, audio mask; "
@@ -29,7 +30,7 @@ CONFIG_HELP = (
 
 
 def redact_config_option(func: F) -> F:
-    return click.option(  # type: ignore[no-any-return]
+    return click.option(
         "--redact-config",
         "redact_config",
         type=click.Path(dir_okay=False, path_type=Path),

@@ -64,6 +64,10 @@ class _Session:
     released: bool = False
 
 
+def _mapping(value: object) -> dict[str, object]:
+    return value if isinstance(value, dict) else {}
+
+
 def redact_as_written(
     writer: RecordingWriter, run_id: str, redaction: Redaction, *, mode: str
 ) -> None:
@@ -157,8 +161,8 @@ class PrivacyFilter:
         agent_bot = await self.document(sid, "sessions.agent_bot_json", session.agent_bot)
         audio = await self.document(sid, "sessions.audio_json", session.audio)
         retry = await self.text(sid, "sessions.retry_reason", session.retry_reason)
-        return replace(session, user_bot=user_bot, agent_bot=agent_bot, audio=audio,
-                       retry_reason=retry)  # type: ignore[arg-type]  # fmt: skip
+        return replace(session, user_bot=_mapping(user_bot), agent_bot=_mapping(agent_bot),
+                       audio=_mapping(audio), retry_reason=retry)  # fmt: skip
 
     async def events(self, events: Sequence[EventRecord]) -> list[EventRecord]:
         out, entries = [], []
@@ -169,10 +173,11 @@ class PrivacyFilter:
                 continue
             redaction = self.runs[state.run_id].redaction
             payload, found = await asyncio.to_thread(redaction.value, e.payload, "$")
-            if isinstance(e.payload.get("words"), list) and isinstance(payload, dict):
+            words = e.payload.get("words")
+            if isinstance(words, list) and isinstance(payload, dict):
                 payload["words"] = await asyncio.to_thread(
                     redact_words, redaction, str(e.payload.get("text", "")),
-                    e.payload["words"], payload["words"],
+                    words, payload["words"],
                 )  # fmt: skip
             at_s = round((e.bridge_ns - state.started_ns) / 1e9, 3)
             entries += [LedgerEntry(state.run_id, e.session_id, f"events.{e.kind}{p[1:]}", kind,

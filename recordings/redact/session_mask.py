@@ -93,7 +93,8 @@ def unit_of_event(event: EventRecord, started_ns: int, redaction: Redaction) -> 
     heard = "heard" in str(p.get("kind", "")).lower()
     speaker = ("agent" if side == "user" else "user") if heard else side
     unit = SpokenUnit(speaker, text, list(found), "events.transcript.text", at_s)
-    unit.words = [w for w in p.get("words") or [] if isinstance(w, dict)]
+    raw = p.get("words")
+    unit.words = [w for w in raw if isinstance(w, dict)] if isinstance(raw, list) else []
     unit.start_s, unit.end_s = _float(p.get("start_s")), _float(p.get("end_s"))
     first, last = p.get("start_sample_offset"), p.get("end_sample_offset")
     if isinstance(first, int) and isinstance(last, int) and 0 <= first < last:

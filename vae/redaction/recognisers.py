@@ -174,7 +174,7 @@ def _built_in(config: RedactionConfig) -> list[tuple[str, Any]]:
     # The suffix list that ships with tldextract: never the network.
     offline = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
-    class OfflineEmailRecognizer(EmailRecognizer):  # type: ignore[misc]
+    class OfflineEmailRecognizer(EmailRecognizer):
         def validate_result(self, pattern_text: str) -> bool:
             return bool(offline(pattern_text.rsplit("@", 1)[-1]).suffix)
 
