@@ -161,3 +161,46 @@ async def test_postgresql_rows_are_redacted_and_vacuumed(calls: Path, pg_url: st
     found = [n for needles in NEEDLES.values() for n in needles if n.decode() in text]
     assert found == []
     assert "<CREDIT_CARD>" in text
+
+
+async def test_a_value_the_transcription_stage_heard_is_masked_over_its_turn(
+    tmp_path: Path,
+) -> None:
+    """A call whose bots reported nothing: what a scoring's transcription heard places it."""
+    import numpy as np
+
+    from tests.factories import SessionSpec, Turn, scenario, write_run
+    from vae.recordings.models import Channel, ScoringRecord, TranscriptRecord
+    from vae.recordings.redact.rewrite import rewrite_run
+    from vae.recordings.write.writer import open_writer
+    from vae.redaction.redactor import make_redactor
+
+    db, out = tmp_path / "vae.db", tmp_path / "out.db"
+    spec = SessionSpec("call", turns=[Turn("agent", 0.5, 1.5, ""), Turn("user", 2.0, 4.0, "")])
+    info = await write_run(db, [scenario("call")], [spec], run_id="heard")
+    sid = info.session_ids["call"]
+    async with open_writer(db) as writer:
+        await writer.create_scoring(ScoringRecord("heard.s1", "heard", 1, "complete", {}))
+        await writer.add_transcripts([
+            TranscriptRecord("heard.s1", sid, "agent", 0, 0.5, 1.5, "how can I help"),
+            TranscriptRecord("heard.s1", sid, "user", 0, 2.0, 4.0,
+                             "my card is four one one one one one one one one one one one one"
+                             " one one one"),
+        ])  # fmt: skip
+        await writer.flush()
+    result = await asyncio.to_thread(rewrite_run, db, "heard", make_redactor(), dest=out)
+    assert result.summary["audio"] == {"CREDIT_CARD": 1}
+    with RecordingReader(out) as reader:
+        (text,) = [r[0] for r in reader.conn.execute(
+            "SELECT text FROM transcripts WHERE channel = 'user'")]  # fmt: skip
+        user = reader.read_channel(sid, Channel.USER).samples
+        agent = reader.read_channel(sid, Channel.AGENT).samples
+        (entry,) = [e for e in ledger.entries(reader.conn, "heard") if e.location == "audio"]
+    assert text == "my card is <CREDIT_CARD>"
+    assert (entry.channel, entry.method) == ("user", "turn")
+    rate = 16000
+    turn = user[int(2.2 * rate) : int(3.8 * rate)].astype(float)
+    peak = np.argmax(np.abs(np.fft.rfft(turn * np.hanning(len(turn))))) * rate / len(turn)
+    assert abs(peak - 1000) < 15  # the caller's turn is the tone; the agent's is as recorded
+    agent_turn = agent[int(0.7 * rate) : int(1.3 * rate)].astype(float)
+    assert abs(np.argmax(np.abs(np.fft.rfft(agent_turn))) * rate / len(agent_turn) - 220) < 5
