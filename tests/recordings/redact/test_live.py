@@ -106,3 +106,31 @@ def test_without_word_timings_the_whole_turn_is_masked_and_the_ledger_says_so(
     a, b = int((card.start + 0.05) * rate), int((card.end - 0.1) * rate)
     assert abs(_peak_hz(user[a:b], rate) - 1000) < 15
     assert _rms(original[a:b, 0]) > 300
+
+
+def test_the_report_plays_the_masked_audio_and_shows_the_ledger(
+    imported: tuple[Path, dict[str, list[Said]]], tmp_path: Path
+) -> None:
+    import asyncio
+    import base64
+    import io
+    import re
+
+    db, said = imported
+    report = tmp_path / "report.html"
+    code, _, err = asyncio.run(cli("report", "calls", "--db", str(db), "-o", str(report)))
+    assert code == 0, err
+    html = report.read_text()
+    assert "&lt;CREDIT_CARD&gt;" in html and 'id="redaction"' in html
+    original, file_rate = sf.read(str(db.parent / "spoken.wav"), always_2d=True)
+    start, end = value_span(said["spoken"][1], LINES["CREDIT_CARD"][3])
+    players = []
+    for uri in re.findall(r"data:audio/[a-z]+;base64,([A-Za-z0-9+/=]+)", html):
+        stereo, rate = sf.read(io.BytesIO(base64.b64decode(uri)), always_2d=True)
+        players.append((stereo, rate))
+    # The spoken call's player (the one as long as its file): the card number is the tone.
+    ((stereo, rate),) = [
+        (x, r) for x, r in players if abs(len(x) / r - len(original) / file_rate) < 0.2
+    ]
+    caller = stereo[int((start + 0.05) * rate) : int((end - 0.05) * rate), 0]
+    assert abs(_peak_hz(caller, rate) - 1000) < 15
