@@ -104,7 +104,7 @@ class RunCopier:
             if table.name == "runs":
                 # The run says it is redacted (the scorer's verdicts then say what they compared).
                 options = json.loads(row["options_json"])
-                options["redaction"] = {"mode": self.mode, **self.redaction.describe()}
+                options["redacted"] = {"mode": self.mode, **self.redaction.describe()}
                 row["options_json"] = _dumps(options)
             if table.name == "scorings":
                 # Judged before the redaction: its reasons are redacted now, its verdicts not.

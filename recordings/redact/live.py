@@ -114,7 +114,8 @@ class PrivacyFilter:
         options, found = await asyncio.to_thread(state.redaction.value, run.options, "$")
         tags, more = await asyncio.to_thread(state.redaction.value, run.tags, "$")
         describe = state.redaction.describe()
-        options = {**options, "redaction": {"mode": state.mode, **describe}}
+        # How the run was redacted (``redaction``, if set, is the run's own option).
+        options = {**options, "redacted": {"mode": state.mode, **describe}}
         run = replace(run, options=options, tags=[str(t) for t in tags])
         await self.writer.execute(
             PASS_SQL, pass_row(run.run_id, state.mode, time.time_ns(), describe, {})

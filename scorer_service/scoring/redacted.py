@@ -124,7 +124,7 @@ def note_redaction(results: list[SignalScore]) -> list[SignalScore]:
 
 def redaction_summary(config: ScoringConfig, run_options: dict[str, Any]) -> dict[str, Any] | None:
     """The summary's ``redaction`` block: on what text the scoring was judged (None: original)."""
-    recorded = run_options.get("redaction")
+    recorded = run_options.get("redacted")
     if config.redaction is not None:
         return {"judged_on_redacted_text": True, "by": "rescore --redact",
                 "fingerprint": _fingerprint(config.redaction)}  # fmt: skip

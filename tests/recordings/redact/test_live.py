@@ -55,7 +55,7 @@ def test_nothing_personal_reaches_the_file_or_its_wal(
     assert scan([db, Path(f"{db}-wal")]) == {}
     with RecordingReader(db) as reader:
         run = reader.get_run("calls")
-        assert run is not None and run.options["redaction"]["mode"] == "import"
+        assert run is not None and run.options["redacted"]["mode"] == "import"
 
 
 @pytest.mark.parametrize("form", ["written", "spoken"])
