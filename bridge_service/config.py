@@ -133,6 +133,9 @@ class RunSettings:
     #: Phone-line fields set for the whole run (``vae run --line``), over each
     #: scenario's ``user.line`` (recordings/scenarios/line.py).
     line: dict[str, Any] = field(default_factory=dict)
+    #: ``vae run --redact``: the redaction configuration (vae.redaction) the run is
+    #: recorded with; None: recorded as it is (bridge_service/runs/redacted.py).
+    redaction: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -191,6 +194,13 @@ class RunSettings:
             if not ok:
                 raise ValueError(f"options.{name}: {problem}")
         self._validate_line()
+        if self.redaction is not None:
+            from vae.redaction.config import RedactionConfigError, config_from_dict
+
+            try:
+                config_from_dict(self.redaction)
+            except RedactionConfigError as exc:
+                raise ValueError(f"options.redaction_json: {exc}") from None
 
     def _validate_line(self) -> None:
         if not self.line:

@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "compare": "vae.cli.scoring.compare_cmd:compare_command",
     "gate": "vae.cli.gate.gate_cmd:gate_command",
     "export": "vae.cli.runs.export_cmd:export_command",
+    "redact": "vae.cli.runs.redact_cmd:redact_command",
     "bot": "vae.cli.servers.bot_cmd:bot_command",
     "judge": "vae.cli.servers.judge_cmd:judge_group",
     "demo": "vae.cli.demo.demo_cmd:demo_command",

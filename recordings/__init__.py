@@ -7,7 +7,8 @@ named by a locator (:func:`~vae.recordings.backends.locator.locate`: a path
 or a URL). Write through :func:`open_writer` (one writer per store per
 process); read with :class:`RecordingReader`. Subpackages: ``backends`` (the
 store seam), ``write``, ``read``, ``scenarios`` (the scenario format) and
-``importers``; the records every layer shares sit at the top.
+``importers`` and ``redact`` (personal data kept out: a run redacted as it
+is written, or rewritten redacted); the records every layer shares sit at the top.
 
 Layers, bottom to top (a unit imports only from its own layer or below;
 ``tests/test_import_direction.py`` holds the code to this list):
@@ -16,7 +17,8 @@ Layers, bottom to top (a unit imports only from its own layer or below;
 2. backends
 3. write, scenarios
 4. read
-5. importers
+5. redact
+6. importers
 """
 
 from vae.recordings.errors import (

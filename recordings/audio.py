@@ -102,6 +102,38 @@ class SegmentBuilder:
         return [seg]
 
 
+def segment_positions(
+    segments: Sequence[SegmentRecord], t0_ns: int, *, reanchor_after_s: float = 0.5
+) -> list[int]:
+    """Where each segment's first sample lands on the bridge clock (samples from ``t0_ns``).
+
+    A segment that continues the previous one on the sender's clock follows it
+    sample for sample; one whose arrival lags its expected position by more
+    than ``reanchor_after_s`` (the sender paused without advancing its clock),
+    or one after a jump, is anchored at its arrival.
+    """
+    if not segments:
+        return []
+    rate = segments[0].sample_rate
+    positions: list[int] = []
+    cursor = 0  # end of the previous segment, in output samples
+    prev: SegmentRecord | None = None
+    prev_pos = 0
+    for seg in segments:
+        arrival_pos = max(0, round((seg.first_arrival_ns - t0_ns) * rate / 1e9))
+        contiguous = prev is not None and seg.start_offset == prev.start_offset + prev.sample_count
+        if contiguous:
+            pos = prev_pos + (prev.sample_count if prev else 0)
+            if arrival_pos - pos > reanchor_after_s * rate:
+                pos = arrival_pos
+        else:
+            pos = max(arrival_pos, cursor)
+        positions.append(pos)
+        cursor = pos + len(seg.pcm) // 2
+        prev, prev_pos = seg, pos
+    return positions
+
+
 def place_segments(
     segments: Sequence[SegmentRecord],
     t0_ns: int,
@@ -111,33 +143,16 @@ def place_segments(
 ) -> np.ndarray:
     """Lay a channel's segments on the bridge clock starting at ``t0_ns``.
 
-    Returns int16 samples at the segments' rate; silence where nothing was sent.
-    A contiguous segment whose arrival lags its expected position by more than
-    ``reanchor_after_s`` (the sender paused without advancing its clock) is
-    re-anchored at its arrival.
+    Returns int16 samples at the segments' rate; silence where nothing was sent
+    (positions: :func:`segment_positions`).
     """
     if not segments:
         return np.zeros(min_length, dtype=np.int16)
-    rate = segments[0].sample_rate
-    placed: list[tuple[int, np.ndarray]] = []
-    cursor = 0  # end of the previous segment, in output samples
-    prev: SegmentRecord | None = None
-    prev_pos = 0
-    for seg in segments:
+    positions = segment_positions(segments, t0_ns, reanchor_after_s=reanchor_after_s)
+    end = max(pos + len(seg.pcm) // 2 for pos, seg in zip(positions, segments, strict=True))
+    out = np.zeros(max(end, min_length), dtype=np.int16)
+    for pos, seg in zip(positions, segments, strict=True):
         samples = np.frombuffer(seg.pcm, dtype="<i2")
-        arrival_pos = max(0, round((seg.first_arrival_ns - t0_ns) * rate / 1e9))
-        contiguous = prev is not None and seg.start_offset == prev.start_offset + prev.sample_count
-        if contiguous:
-            pos = prev_pos + (prev.sample_count if prev else 0)
-            if arrival_pos - pos > reanchor_after_s * rate:
-                pos = arrival_pos
-        else:
-            pos = max(arrival_pos, cursor)
-        placed.append((pos, samples))
-        cursor = pos + len(samples)
-        prev, prev_pos = seg, pos
-    out = np.zeros(max(cursor, min_length), dtype=np.int16)
-    for pos, samples in placed:
         out[pos : pos + len(samples)] = samples
     return out
 

@@ -96,6 +96,9 @@ class ScoringConfig:
     #: Explicitly score without a judge: judge signals a scenario needs are unscored (no_judge).
     no_judge: bool = False
     transcription: TranscriptionSettings = field(default_factory=TranscriptionSettings)
+    #: ``vae rescore --redact``: the redaction configuration (vae.redaction) applied to
+    #: everything the scorers and the judge read; None: the recording as it is.
+    redaction: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -115,6 +118,13 @@ class ScoringConfig:
         if self.judge.concurrency < 1:
             raise ConfigError("judge concurrency must be at least 1")
         _validate_transcription(self.transcription)
+        if self.redaction is not None:
+            from vae.redaction.config import RedactionConfigError, config_from_dict
+
+            try:
+                config_from_dict(self.redaction)
+            except RedactionConfigError as exc:
+                raise ConfigError(f"redaction: {exc}") from exc
         validate_overrides(self.overrides, "overrides")
 
 

@@ -128,7 +128,20 @@ def overrides_from_pb(options: bridge_pb2.RunOptions) -> dict[str, Any]:
         line = line_from_pb(options.line)
         if line:
             out["line"] = line
+    if options.redaction_json:
+        out["redaction"] = _redaction(options.redaction_json)
     return out
+
+
+def _redaction(text: str) -> dict[str, Any]:
+    """RunOptions.redaction_json as a mapping (ValueError naming the field)."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"options.redaction_json: not valid JSON ({exc.msg})") from None
+    if not isinstance(doc, dict):
+        raise ValueError("options.redaction_json: must be a JSON object")
+    return doc
 
 
 _LINE_NUMBERS = (

@@ -23,6 +23,7 @@ from vae.bridge_service.clocks.open_mic import OpenMicClock
 from vae.bridge_service.clocks.text_clock import RealTextClock, VirtualTextClock
 from vae.bridge_service.config import StopReason
 from vae.bridge_service.connectors.base import SessionEndedOut, SessionEndingOut, SideEndpoint
+from vae.bridge_service.runs.redacted import redact_if_asked
 from vae.bridge_service.session.caller_record import caller_record
 from vae.bridge_service.session.ending import EndRequest, is_clean_exit
 from vae.bridge_service.session.final_state_worker import store_final_state
@@ -85,6 +86,7 @@ class Session:
 
     async def run(self) -> SessionResult:
         io, plan = self.io, self.plan
+        await asyncio.to_thread(redact_if_asked, self.writer, plan.run_id, plan.settings)
         await self.writer.start_session(
             SessionRecord(
                 session_id=plan.session_id,

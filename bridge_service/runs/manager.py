@@ -34,6 +34,7 @@ from vae.bridge_service.runs.model import Classification, RunState, RunView
 from vae.bridge_service.runs.outcome import kept_failure
 from vae.bridge_service.runs.pairing import PairingPool
 from vae.bridge_service.runs.queries import RunQueries
+from vae.bridge_service.runs.redacted import redact_if_asked
 from vae.bridge_service.runs.tiers import check_tiers
 from vae.bridge_service.runs.trials import expand_trials
 from vae.recordings import identifiers
@@ -127,6 +128,8 @@ class RunManager(RunQueries):
             raise RunConflict(f"run {run_id!r} already exists; resume it or pick a name", True)
         run_id = run_id or new_run_id([*existing, *self.runs])
         check_tiers(settings, self._bots_here(settings), run_id, replay=chosen is not None)
+        # Off the loop: building a redactor loads presidio (about a second).
+        await asyncio.to_thread(redact_if_asked, self.writer, run_id, settings)
         now = time.time_ns()
         await self.writer.create_run(
             RunRecord(

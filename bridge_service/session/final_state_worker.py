@@ -68,6 +68,14 @@ async def store_final_state(
     try:
         if collector.empty:
             return []
+        private = writer.privacy is not None and writer.privacy.covers(session_id)
+        if private and collector.large:
+            # A redacted run's state is redacted by the writer, which a worker process
+            # writing the row itself would bypass: parsed here, off the loop.
+            got = await asyncio.to_thread(collector.result, order_independent)
+            if got.state is not None or got.context is not None:
+                await writer.put_final_state(_record(got, session_id, side, received_ns))
+            return got.problems
         if not collector.large:
             got = collector.result(order_independent)
             if got.state is not None or got.context is not None:  # nothing valid: no row

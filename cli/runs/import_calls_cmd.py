@@ -23,6 +23,7 @@ from vae.cli.common import (
     setup_logging,
     shown,
 )
+from vae.cli.redaction import checked, redact_config_option
 
 if TYPE_CHECKING:
     from vae.recordings.backends.locator import Locator
@@ -74,6 +75,14 @@ def _yaml_or_json(path: Path) -> Any:
     show_default=True,
     help="Refuse recordings longer than this.",
 )
+@click.option(
+    "--redact",
+    is_flag=True,
+    envvar="VAE_REDACT",
+    help="Redact personal data as the calls are imported: nothing personal is written "
+    "(placeholders in text, masked audio; docs/privacy.md) (env VAE_REDACT).",
+)
+@redact_config_option
 @db_option
 @json_option
 @log_level_option
@@ -83,6 +92,8 @@ def import_calls_cmd(
     scenario_file: Path | None,
     run_id: str | None,
     max_seconds: float,
+    redact: bool,
+    redact_config: Path | None,
     db_path: Locator,
     as_json: bool,
     log_level: str,
@@ -93,7 +104,10 @@ def import_calls_cmd(
     mono files NAME.user.wav + NAME.agent.wav; a directory stands for the calls
     in it. Optional sidecars beside the audio: NAME.transcript.json (a list of
     {speaker, text, start, end}, speaker user/caller/agent, times in seconds)
-    and NAME.scenario.json|yaml (expected actions, DBs, NL assertions).
+    and NAME.scenario.json|yaml (expected actions, DBs, NL assertions). A
+    transcript segment may list its timed words, [{word, start, end}], as
+    Whisper's verbose_json does: --redact then masks only the words of each
+    value in the audio (else the whole turn).
 
     Each call ends recording_ended (finished); what a recording lacks (tool
     calls, final state, LLM context, how the call ended) is unscored, so
@@ -105,6 +119,7 @@ def import_calls_cmd(
     Examples:
       vae import calls calls/ --scenario booking.yaml
       vae import calls support-0612.wav --caller-channel right --run-id june
+      vae import calls calls/ --redact --redact-config redaction.yaml
       vae rescore --run june --no-judge --allow-unscored && vae run --replay june
     """
     import asyncio
@@ -115,6 +130,9 @@ def import_calls_cmd(
     from vae.recordings.importers.nemo.layout import ImportSourceError
 
     setup_logging(log_level)
+    if redact_config is not None and not redact:
+        raise click.UsageError("--redact-config needs --redact")
+    redactor = checked(redact_config) if redact else None
     if run_id:
         try:
             check("--run-id", run_id)
@@ -133,6 +151,7 @@ def import_calls_cmd(
                 load_scenario=_yaml_or_json,
                 run_id=run_id,
                 max_seconds=max_seconds,
+                redaction=redactor,
             )
         )
     except PartialImportError as exc:  # a run was written: not a usage error
@@ -143,6 +162,14 @@ def import_calls_cmd(
     except StoreError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
+    except Exception as exc:
+        if type(exc).__name__ != "NamesEndpointError":  # the redaction's names endpoint
+            raise
+        click.echo(f"error: {exc}; the import stopped (the run is marked failed)", err=True)
+        sys.exit(1)
+    finally:
+        if redactor is not None:
+            redactor.close()
     if as_json:
         print_json(report.to_dict())
         return

@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from vae.cli.common import json_option, log_level_option, setup_logging, token_option
+from vae.cli.redaction import load, redact_config_option
 from vae.cli.runs.replay_opts import replay_options
 from vae.cli.runs.run_gate import run_gate_options
 
@@ -166,6 +167,15 @@ from vae.cli.runs.run_gate import run_gate_options
     "fails (connector_failed) [30].",
 )
 @click.option("--connector-options", default="{}", help="Connector options as a JSON object.")
+@click.option(
+    "--redact",
+    is_flag=True,
+    envvar="VAE_REDACT",
+    help="Record the run redacted: personal data never reaches the store (typed "
+    "placeholders in text, audio masked when each session ends; the bridge needs "
+    "pip install 'vae[redact]'; docs/privacy.md) (env VAE_REDACT).",
+)
+@redact_config_option
 @replay_options
 @run_gate_options
 @json_option
@@ -210,6 +220,7 @@ def run_command(
       vae run --resume 2026-12-02 --check
       vae run --replay 2026-12-02 --replay-scenario airline_wrong_date
       vae run examples/suite --db vae.db --min-success 0.5 --junit-xml vae-junit.xml
+      vae run examples/suite --redact --redact-config redaction.yaml
     """
     import asyncio
 
@@ -238,6 +249,10 @@ def run_command(
         json.loads(opts["connector_options"])
     except json.JSONDecodeError as exc:
         raise click.BadParameter(str(exc), param_hint="--connector-options") from exc
+    redact, redact_config = opts.pop("redact"), opts.pop("redact_config")
+    if redact_config is not None and not redact:
+        raise click.UsageError("--redact-config needs --redact")
+    opts["redaction_json"] = json.dumps(load(redact_config).to_dict()) if redact else ""
     refuse_invalid(scenarios)
     if gate is not None:
         gate.precheck(scenarios)

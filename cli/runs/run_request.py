@@ -112,6 +112,8 @@ def run_options(tags: tuple[str, ...], opts: dict[str, Any]) -> bridge_pb2.RunOp
     set_tier(options, opts.get("modality"), opts.get("clock"))
     if opts.get("line"):
         set_line(options, opts["line"])
+    if opts.get("redaction_json"):
+        options.redaction_json = opts["redaction_json"]
     for side in ("user", "agent"):
         cfg = connector(
             opts[f"{side}_connector"],

@@ -48,6 +48,23 @@ def schema_scenario(output: Path | None) -> None:
     click.echo(f"wrote {output}", err=True)
 
 
+@schema_group.command("redaction")
+def schema_redaction() -> None:
+    """Print the JSON Schema of redaction configuration files (one JSON document).
+
+    The file `--redact-config` reads (vae redact, vae import calls --redact,
+    vae run --redact, vae rescore --redact): which entity types to redact,
+    custom regular expressions, the audio mask, an optional names endpoint.
+
+    \b
+    Examples:
+      vae schema redaction > redaction.schema.json
+    """
+    from vae.redaction.config import schema_text
+
+    click.echo(schema_text(), nl=False)
+
+
 @schema_group.command("caller-presets")
 def schema_caller_presets() -> None:
     """Print the named callers and the voices a scenario's `user` may use (one JSON document).

@@ -35,7 +35,7 @@ from vae.cli.common import (
     token_option,
 )
 from vae.cli.gate.gate_opts import gate_options
-from vae.cli.scoring.rescore_opts import judge_options, scoring_config
+from vae.cli.scoring.rescore_opts import judge_options, redact_options, scoring_config
 
 #: vae.scorer_service.config.END_POLICIES, repeated so that --help imports no service
 #: (tests/cli/test_cli_startup.py checks they agree).
@@ -59,6 +59,7 @@ END_POLICIES = ("tool-only", "valid-terminal-state")
     "an unknown name lists the choices.",
 )
 @judge_options
+@redact_options
 @click.option(
     "--overrides",
     type=click.Path(dir_okay=False, path_type=Path),

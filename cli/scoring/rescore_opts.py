@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from vae.cli.redaction import load, redact_config_option, redactor
+
 if TYPE_CHECKING:
     from vae.scorer_service.config import ScoringConfig
 
@@ -93,12 +95,42 @@ def asr_defaults() -> dict[str, Any]:
     }
 
 
+def redact_options(f: Any) -> Any:
+    """``vae rescore --redact`` and ``--redact-config`` (``vae run --redact`` records redacted)."""
+    f = redact_config_option(f)
+    f = click.option(
+        "--redact",
+        is_flag=True,
+        envvar="VAE_REDACT",
+        help="The judge and every scorer read only redacted text: personal data replaced by "
+        "its type (<CREDIT_CARD>) in the conversation, tool calls, states and the scenario; "
+        "the scoring says so (docs/privacy.md; pip install 'vae[redact]') (env VAE_REDACT).",
+    )(f)
+    return f
+
+
 def judge_options(f: Any) -> Any:
     """Declare every judge and transcription option on ``f`` (in the order of the lists)."""
     for flag, kwargs, help_text in reversed([*_JUDGE_OPTIONS, *_ASR_OPTIONS]):
         shown = kwargs.get("default") not in (None, "", False)
         f = click.option(flag, help=help_text, show_default=shown, **kwargs)(f)
     return f
+
+
+def _redaction(kw: dict[str, Any]) -> dict[str, Any] | None:
+    """``--redact``'s configuration as plain data (None without it); bad input exits first."""
+    if not kw.get("redact"):
+        if kw.get("redact_config") is not None:
+            raise click.UsageError("--redact-config needs --redact")
+        return None
+    if kw.get("scorer_addr"):
+        raise click.UsageError(
+            "--redact scores in this process (the judge must see only redacted text); "
+            "drop --scorer, or redact the run first: vae redact RUN --out NEW_DB"
+        )
+    config = load(kw.get("redact_config"))
+    redactor(config).close()  # the extra is there (else exit 1 naming it)
+    return config.to_dict()
 
 
 def scoring_config(kw: dict[str, Any]) -> ScoringConfig:
@@ -163,4 +195,5 @@ def scoring_config(kw: dict[str, Any]) -> ScoringConfig:
         min_agent_turns=kw["min_agent_turns"],
         end_policy=kw["end_policy"],
         label=kw["label"],
+        redaction=_redaction(kw),
     )

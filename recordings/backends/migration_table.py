@@ -273,4 +273,36 @@ NAMED_MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE sessions ADD COLUMN line_json TEXT
         """,
     ),
+    (
+        "0017_redaction",
+        # Redaction of personal data (recordings/redact/): each pass over a run
+        # (recorded, imported, copied or rewritten redacted: its configuration and
+        # counts), and its ledger: what was redacted where (type, field, channel,
+        # time span, how), never the value.
+        """
+        CREATE TABLE redactions (
+          id INTEGER PRIMARY KEY,
+          run_id TEXT NOT NULL,
+          mode TEXT NOT NULL,
+          created_ns INTEGER NOT NULL,
+          fingerprint TEXT NOT NULL,
+          config_json TEXT NOT NULL,
+          summary_json TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX redactions_by_run ON redactions(run_id);
+        CREATE TABLE redaction_ledger (
+          id INTEGER PRIMARY KEY,
+          run_id TEXT NOT NULL,
+          session_id TEXT,
+          location TEXT NOT NULL,
+          entity TEXT NOT NULL,
+          channel TEXT NOT NULL DEFAULT '',
+          start_s REAL,
+          end_s REAL,
+          method TEXT NOT NULL DEFAULT 'text',
+          note TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX redaction_ledger_by_run ON redaction_ledger(run_id, session_id)
+        """,
+    ),
 )

@@ -72,6 +72,8 @@ from vae.recordings.models import (
     SessionStatus,
     Side,
 )
+from vae.recordings.redact.live import redact_as_written
+from vae.recordings.redact.model import Redaction
 from vae.recordings.vad import spurts
 from vae.recordings.write.writer import RecordingWriter, open_writer
 
@@ -137,8 +139,15 @@ async def import_calls(
     load_scenario: ScenarioLoader = load_json_scenario,
     run_id: str | None = None,
     max_seconds: float = 3600,
+    redaction: Redaction | None = None,
 ) -> CallsReport:
-    """Import the calls found in ``paths`` as one new run; return what was imported."""
+    """Import the calls found in ``paths`` as one new run; return what was imported.
+
+    With ``redaction``, nothing personal is written: the run's texts get
+    placeholders and its audio is masked where the transcripts (and their
+    timed words) found personal data, before any row reaches the store
+    (:mod:`vae.recordings.redact.live`).
+    """
     if caller_channel not in ("left", "right"):
         raise ImportSourceError("caller channel must be left or right")
     found = await asyncio.to_thread(find_calls, [Path(p) for p in paths])
@@ -157,6 +166,8 @@ async def import_calls(
     }
     report = CallsReport(rid)
     async with open_writer(db_path) as writer:
+        if redaction is not None:
+            redact_as_written(writer, rid, redaction, mode="import")
         await writer.create_run(
             RunRecord(
                 rid,
@@ -245,6 +256,8 @@ def _read_call(run_id: str, checked: CheckedCall, base: int, caller_channel: str
             "end_s": line.end_s,
             "source": "transcript sidecar",
         }
+        if line.words:
+            payload["words"] = [{"word": w, "start": a, "end": b} for w, a, b in line.words]
         at = base + int(line.end_s * _NS)
         events.append(EventRecord(sid, Side(line.side), EventKind.TRANSCRIPT, at, payload))
     events.sort(key=lambda e: e.bridge_ns)

@@ -13,7 +13,8 @@ A **call** is one of
 
 Beside it, optionally: ``NAME.transcript.json`` (a list of ``{speaker, text,
 start, end}``, or ``{"segments": [...]}``; speaker ``user``/``caller`` or
-``agent``; times in seconds) and ``NAME.scenario.json`` (or ``.yaml``/``.yml``:
+``agent``; times in seconds; each segment may list its timed ``words: [{word,
+start, end}]``, as Whisper's verbose_json does) and ``NAME.scenario.json`` (or ``.yaml``/``.yml``:
 a scenario document). A directory argument stands for the calls in it (not
 recursive). Every file must be a regular file under its size limit; audio must
 be PCM-decodable by libsndfile, mono or stereo as its role requires, at 8–48
@@ -43,6 +44,7 @@ MAX_AUDIO_BYTES = 1024**3
 MAX_SIDECAR_BYTES = 10 * 1024**2
 MAX_SEGMENTS = 100_000
 MAX_TEXT = 10_000
+MAX_WORDS = 10_000
 _ROLE = re.compile(r"^(?P<name>.+)\.(?P<role>user|caller|agent)$", re.IGNORECASE)
 _SPEAKERS = {"user": "user", "caller": "user", "customer": "user", "agent": "agent"}
 
@@ -68,6 +70,9 @@ class TranscriptLine:
     text: str
     start_s: float
     end_s: float
+    #: Timed words (``[{word, start, end}]``, seconds of the call), as Whisper's
+    #: verbose_json gives them; empty when the sidecar has none.
+    words: tuple[tuple[str, float, float], ...] = ()
 
 
 def _regular(path: Path, limit: int) -> Path:
@@ -200,8 +205,28 @@ def read_transcript(path: Path) -> list[TranscriptLine]:
         )
         if end < start:
             raise ImportSourceError(f"{where}: end ({end}) is before start ({start})")
-        lines.append(TranscriptLine(speaker, text, start, end))
+        lines.append(TranscriptLine(speaker, text, start, end, _words(item.get("words"), where)))
     return lines
+
+
+def _words(raw: Any, where: str) -> tuple[tuple[str, float, float], ...]:
+    """A segment's optional ``words: [{word, start, end}]``, checked like the rest."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or len(raw) > MAX_WORDS:
+        raise ImportSourceError(f"{where}.words: must be a list of at most {MAX_WORDS} words")
+    out = []
+    for j, w in enumerate(raw):
+        at = f"{where}.words[{j}]"
+        if not isinstance(w, dict) or not isinstance(w.get("word"), str):
+            raise ImportSourceError(f"{at}: must be an object with a string 'word'")
+        if len(w["word"]) > 200:
+            raise ImportSourceError(f"{at}.word: longer than 200 characters")
+        start, end = _time(w.get("start"), f"{at}.start"), _time(w.get("end"), f"{at}.end")
+        if end < start:
+            raise ImportSourceError(f"{at}: end ({end}) is before start ({start})")
+        out.append((w["word"], start, end))
+    return tuple(out)
 
 
 def _time(value: Any, where: str) -> float:

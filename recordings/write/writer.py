@@ -33,6 +33,7 @@ from vae.recordings.models import (
 )
 from vae.recordings.write.batch_commit import Row
 from vae.recordings.write.label_rows import LabelWriter
+from vae.recordings.write.privacy import WriteFilter
 from vae.recordings.write.row_text import dumps
 from vae.recordings.write.scoring_writes import ScoringWriter
 
@@ -40,9 +41,22 @@ __all__ = ["FINAL_STATE_SQL", "RecordingWriter", "open_writer"]
 
 
 class RecordingWriter(ScoringWriter, LabelWriter):
-    """The single writer of one store file, with typed writes of every record."""
+    """The single writer of one store file, with typed writes of every record.
+
+    With a :attr:`privacy` filter, rows of the runs it covers are redacted
+    before they are queued (:mod:`vae.recordings.write.privacy`).
+    """
+
+    #: Redacts the rows of the runs it covers (``vae run --redact``); None: none.
+    privacy: WriteFilter | None = None
+
+    def _private(self, key: str) -> WriteFilter | None:
+        p = self.privacy
+        return p if p is not None and (p.covers(key) or p.covers_run(key)) else None
 
     async def create_run(self, run: RunRecord) -> None:
+        if (p := self._private(run.run_id)) is not None:
+            run = await p.run(run)
         await self.execute(
             "INSERT INTO runs (run_id, created_ns, finished_ns, status, options_json,"
             " vae_version, tags_json, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -61,12 +75,16 @@ class RecordingWriter(ScoringWriter, LabelWriter):
     async def update_run_status(
         self, run_id: str, status: str, finished_ns: int | None = None, error: str = ""
     ) -> None:
+        if error and (p := self._private(run_id)) is not None:
+            error = await p.text(run_id, "runs.error", error)
         await self.execute(
             "UPDATE runs SET status = ?, finished_ns = ?, error = ? WHERE run_id = ?",
             (str(status), finished_ns, error, run_id),
         )
 
     async def add_run_scenarios(self, scenarios: Sequence[RunScenario]) -> None:
+        if scenarios and (p := self._private(scenarios[0].run_id)) is not None:
+            scenarios = await p.scenarios(scenarios)
         await self.executemany(
             "INSERT INTO run_scenarios (run_id, scenario_name, ordinal, domain,"
             " scenario_json) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, scenario_name) DO NOTHING",
@@ -77,6 +95,8 @@ class RecordingWriter(ScoringWriter, LabelWriter):
         )
 
     async def start_session(self, s: SessionRecord) -> None:
+        if (p := self._private(s.run_id)) is not None:
+            s = await p.session(s)
         await self.execute(
             "INSERT INTO sessions (session_id, run_id, scenario_name, attempt, status,"
             " started_ns, user_bot_json, agent_bot_json, audio_json, retry_reason)"
@@ -103,6 +123,9 @@ class RecordingWriter(ScoringWriter, LabelWriter):
         agent_bot: dict[str, object],
         audio: dict[str, object],
     ) -> None:
+        if (p := self._private(session_id)) is not None:
+            user_bot = await p.document(session_id, "sessions.user_bot_json", user_bot)  # type: ignore[assignment]
+            agent_bot = await p.document(session_id, "sessions.agent_bot_json", agent_bot)  # type: ignore[assignment]
         await self.execute(
             "UPDATE sessions SET user_bot_json = ?, agent_bot_json = ?, audio_json = ?"
             " WHERE session_id = ?",
@@ -120,6 +143,11 @@ class RecordingWriter(ScoringWriter, LabelWriter):
         user_turns: int,
         agent_turns: int,
     ) -> None:
+        if (p := self._private(session_id)) is not None:
+            # The held audio, masked, goes before the row that says the session ended.
+            for seg in await p.release(session_id):
+                await self.execute(_SEGMENT_SQL, _segment_row(seg))
+            stop_detail = await p.text(session_id, "sessions.stop_detail", stop_detail)
         await self.execute(
             "UPDATE sessions SET status = 'ended', ended_ns = ?, stop_reason = ?,"
             " stop_detail = ?, clean_exit = ?, user_turns = ?, agent_turns = ?"
@@ -142,10 +170,14 @@ class RecordingWriter(ScoringWriter, LabelWriter):
         )
 
     async def add_segment(self, seg: SegmentRecord) -> None:
+        if self.privacy is not None and self.privacy.hold(seg):
+            return
         await self.execute(_SEGMENT_SQL, _segment_row(seg))
 
     def add_segment_nowait(self, seg: SegmentRecord) -> None:
         """Queue a segment without waiting (the bridge's audio clock)."""
+        if self.privacy is not None and self.privacy.hold(seg):
+            return
         self.execute_nowait(_SEGMENT_SQL, _segment_row(seg))
 
     async def put_session_mode(self, session_id: str, *, modality: str, clock: str) -> None:
@@ -157,6 +189,8 @@ class RecordingWriter(ScoringWriter, LabelWriter):
 
     async def put_session_caller(self, session_id: str, caller: dict[str, Any]) -> None:
         """Record the caller the session's scenario asked for (voice, behaviours, voicemail)."""
+        if (p := self._private(session_id)) is not None:
+            caller = await p.document(session_id, "sessions.caller_json", caller)  # type: ignore[assignment]
         await self.execute(
             "UPDATE sessions SET caller_json = ? WHERE session_id = ?",
             (dumps(caller), session_id),
@@ -181,6 +215,9 @@ class RecordingWriter(ScoringWriter, LabelWriter):
         )
 
     async def add_events(self, events: Sequence[EventRecord]) -> None:
+        p = self.privacy
+        if p is not None and any(p.covers(e.session_id) for e in events):
+            events = await p.events(events)
         await self.executemany(
             "INSERT INTO events (session_id, side, kind, bridge_ns, bot_ns, payload_json)"
             " VALUES (?, ?, ?, ?, ?, ?)",
@@ -191,6 +228,8 @@ class RecordingWriter(ScoringWriter, LabelWriter):
         )
 
     async def put_final_state(self, fs: FinalStateRecord) -> None:
+        if (p := self._private(fs.session_id)) is not None:
+            fs = await p.final_state(fs)
         await self.execute(
             FINAL_STATE_SQL,
             (
@@ -204,6 +243,8 @@ class RecordingWriter(ScoringWriter, LabelWriter):
         )
 
     async def add_artifact(self, art: ArtifactRecord) -> None:
+        if (p := self._private(art.run_id)) is not None:
+            art = await p.artifact(art)
         await self.execute(
             "INSERT INTO artifacts (run_id, session_id, name, content) VALUES (?, ?, ?, ?)",
             (art.run_id, art.session_id, art.name, art.content),

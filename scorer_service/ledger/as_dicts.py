@@ -31,6 +31,9 @@ def scoring_as_dict(
         "versions": scoring.versions,
         "config": scoring.config,
         "summary": scoring.summary,
+        # Judged on redacted text (rescore --redact, or a run redacted as recorded or
+        # imported), or judged before its text was redacted: None when neither.
+        "redaction": _redaction(scoring),
     }
     if outcomes is not None:
         data["sessions"] = [
@@ -54,6 +57,15 @@ def scoring_as_dict(
             for o in outcomes
         ]
     return data
+
+
+def _redaction(scoring: ScoringRecord) -> Any:
+    block = scoring.summary.get("redaction")
+    if block:
+        return block
+    if scoring.config.get("redaction"):  # still running: its summary is not written yet
+        return {"judged_on_redacted_text": True, "by": "rescore --redact"}
+    return None
 
 
 def flips_as_dicts(flips: list[Flip]) -> list[dict[str, Any]]:

@@ -35,6 +35,7 @@ from vae.scorer_service.ledger.scorings import (
 )
 from vae.scorer_service.report.audio import session_audio_uri, write_session_audio
 from vae.scorer_service.report.labels_html import labels_block
+from vae.scorer_service.report.redaction_html import redaction_block
 from vae.scorer_service.report.session_entry import session_entry
 
 #: Order of sessions in the report: what needs attention first.
@@ -159,4 +160,5 @@ def report_data(
         "compare": comparison,
         "baseline": baseline,
         "labels": labels_block(reader, scoring),
+        "redaction": redaction_block(reader, run_id),
     }

@@ -17,6 +17,7 @@ from typing import Any
 
 from vae.scorer_service.report.compare_html import baseline_section, diff_section
 from vae.scorer_service.report.labels_html import labels_section
+from vae.scorer_service.report.redaction_html import redaction_section
 from vae.scorer_service.report.scorecard import failing_list, scorecard, trials_table
 from vae.scorer_service.report.script import SCRIPT, script_json
 from vae.scorer_service.report.session_html import session_block
@@ -143,6 +144,7 @@ def render(data: dict[str, Any]) -> str:
         )
     if data.get("labels"):
         parts.append(labels_section(data["labels"]))
+    parts.append(redaction_section(data.get("redaction"), {"summary": data["summary"]}))
     parts.append(f"<h2>Sessions <span class=small>({len(sessions)})</span></h2>")
     parts.append(_controls(sessions))
     parts.append('<div id="sessions">')

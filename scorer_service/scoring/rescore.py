@@ -45,6 +45,7 @@ from vae.scorer_service.judge.client import JudgeStats, JudgeUnusableError
 from vae.scorer_service.judge.prompt import PROMPT_VERSION, prompt_hash
 from vae.scorer_service.ledger.aggregate import SessionOutcome, summarise
 from vae.scorer_service.ledger.unscored import bot_errors_block, unscored_block
+from vae.scorer_service.scoring.redacted import redaction_summary
 from vae.scorer_service.scoring.registry import build_scorers
 from vae.scorer_service.scoring.rescore_plan import (
     RescoreError,
@@ -192,6 +193,8 @@ async def _run(
             "cache_hits": stats.judge.cache_hits,
             "errors": stats.judge.errors,
         }
+        if (redaction := redaction_summary(config, plan.run_options)) is not None:
+            summary["redaction"] = redaction
         if "transcriber" in versions:
             asr = {
                 "engine": versions["transcriber"],

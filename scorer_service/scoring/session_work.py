@@ -35,6 +35,7 @@ from vae.scorer_service.judge.client import JudgeClient, JudgeStats, JudgeUnusab
 from vae.scorer_service.ledger.aggregate import SessionOutcome
 from vae.scorer_service.scorer import Scorer, SignalScore
 from vae.scorer_service.scoring.lacking import declared_lacks
+from vae.scorer_service.scoring.redacted import note_redaction, redact_context
 from vae.scorer_service.scoring.registry import build_scorers
 from vae.scorer_service.scoring.runner import (
     Emit,
@@ -74,7 +75,7 @@ async def _score_signals(
             )
     # What the recording lacks, a text session's audio-only signals, transcription
     # holes, mishearing, composites (vae.scorer_service.scoring.session_passes).
-    return finish(results, ctx, lacks, reads_conversation=reads_conversation)
+    return finish(note_redaction(results), ctx, lacks, reads_conversation=reads_conversation)
 
 
 class SessionWorker:
@@ -127,6 +128,7 @@ class SessionWorker:
         if self.stage is not None:  # a stage of this session's scoring: it runs where this does
             await self.writer.add_transcripts(await self.stage.run(ctx, job.scoring_id))
             rebuild_conversation(ctx, job.config.transcription.transcripts)
+        ctx = await asyncio.to_thread(redact_context, ctx, job.config)  # --redact: the judge
         lacks = declared_lacks(job.run_options)
         include = job.config.judge.include_conversation
         results = await _score_signals(self.scorers, ctx, lacks, include)

@@ -34,7 +34,7 @@ NO_AUDIO = ["--only", "action_match", "--only", "db_state_match", "--only", "cle
 # gate: tests/cli/gate/test_gate_cmd.py.
 COVERED_ELSEWHERE = {
     "run", "demo", "import nemo", "compare", "import calls", "label", "labels import",
-    "labels list", "scores agree", "review", "gate",
+    "labels list", "scores agree", "review", "gate", "redact",
 }  # fmt: skip
 COVERED_HERE = {
     "runs list", "runs show", "rescore", "scores list", "scores show", "scores diff", "report",
