@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vae.bots.brains.gate import Gate
-from vae.bots.brains.jsondb import JsonDb, ToolOutcome
+from vae.tools.jsondb import JsonDb, ToolOutcome
 from vae.bots.sound.listening import PeerListener, PeerTexts
 from vae.bots.sound.speech import Synthesiser
 from vae.bots.sound.voice import Utterance, Voice
