@@ -133,6 +133,8 @@ class RunSettings:
     #: Phone-line fields set for the whole run (``vae run --line``), over each
     #: scenario's ``user.line`` (recordings/scenarios/line.py).
     line: dict[str, Any] = field(default_factory=dict)
+    #: Serve every session's agent tools from a tool backend (``vae run --tool-backend``).
+    tool_backend: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

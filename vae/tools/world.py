@@ -130,7 +130,6 @@ class ToolWorld:
         status = rule.get("status", 200)
         status = status if isinstance(status, int) and 100 <= status <= 599 else 200
         apply = rule.get("apply_effects", status < 400)
-        common = {"rule": pending.rule, "delay_s": pending.delay_s}
         body: Any = {"ok": True}
         applied = False
         if apply:
@@ -143,7 +142,7 @@ class ToolWorld:
         if status >= 400:
             message = str(rule.get("error") or f"the scenario answers {tool.name} with {status}")
             body = rule["result"] if "result" in rule else {"error": message, "status": status}
-            return Served(status, body, message, tool.is_write, applied=applied, **common)
+            return Served(status, body, message, tool.is_write, pending.rule, pending.delay_s, applied)
         if "result" in rule:
             body = rule["result"]
-        return Served(status, body, "", tool.is_write, applied=applied, **common)
+        return Served(status, body, "", tool.is_write, pending.rule, pending.delay_s, applied)
