@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vae.bots.brains.gate import Gate
-from vae.tools.jsondb import JsonDb, ToolOutcome
 from vae.bots.sound.listening import PeerListener, PeerTexts
 from vae.bots.sound.speech import Synthesiser
 from vae.bots.sound.voice import Utterance, Voice
 from vae.common.v1 import common_pb2
+from vae.tools.jsondb import JsonDb, ToolOutcome
 
 log = logging.getLogger("vae.bots")
 

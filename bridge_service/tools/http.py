@@ -18,9 +18,10 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from vae.bridge_service.tools.backend import EXCERPT
-from vae.bridge_service.tools.mcp_server import mcp_server
+from vae.bridge_service.tools.mcp_server import mcp_server, watch_refusals
 from vae.bridge_service.tools.openapi import openapi_document
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def _answer(status: int, body: Any) -> Response:
     return JSONResponse(body, status_code=status)
 
 
-def application(backend: ToolBackend) -> Starlette:
+def application(backend: ToolBackend) -> ASGIApp:
     """The ASGI app of one backend: the MCP app with the tool and OpenAPI routes added."""
 
     async def tool(request: Request) -> Response:
@@ -103,4 +104,4 @@ def application(backend: ToolBackend) -> Starlette:
         max_request_body_size=backend.max_body_bytes,
         custom_starlette_routes=routes,
     )
-    return app
+    return watch_refusals(app, backend)

@@ -7,8 +7,9 @@ OpenAPI document uses); ``tools/call`` goes through the same
 :meth:`~vae.bridge_service.tools.backend.ToolBackend.call` as HTTP, so it is
 answered and recorded the same way. An answer of status 400 or more is an
 MCP tool error: ``isError: true``, its text ``HTTP <status>: <JSON body>``.
-A call the ``mcp`` package refuses before it reaches the tool (arguments
-that are not an object) is recorded as a 400 too. The server is stateless
+A ``tools/call`` the ``mcp`` package refuses before it reaches the tool
+(arguments that are not an object, no tool name) is seen on its way in
+(:func:`watch_refusals`) and recorded as a 400 too. The server is stateless
 and answers in JSON (no event stream to keep open per session).
 """
 
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
-from mcp.shared.exceptions import MCPError
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 if TYPE_CHECKING:
     from vae.bridge_service.tools.backend import ToolBackend
@@ -60,20 +61,60 @@ def mcp_server(backend: ToolBackend) -> Server[Any]:
             content=[types.TextContent(text=text)], structured_content=structured
         )
 
-    async def record_refusals(ctx: Any, call_next: Any) -> Any:
-        """A tools/call the package refuses before our handler (bad params) is recorded too."""
-        arrival = backend.now_ns()
-        try:
-            return await call_next(ctx)
-        except MCPError as exc:
-            if ctx.method == "tools/call":
-                params = ctx.params if isinstance(ctx.params, dict) else {}
-                name = str(params.get("name", ""))
-                await backend.refuse(name, "mcp", arrival, 400, f"invalid call: {exc}"[:200])
-            raise
-
     server: Server[Any] = Server(
         "vae-tool-backend", version="1", on_list_tools=list_tools, on_call_tool=call_tool
     )
-    server.middleware.append(record_refusals)
     return server
+
+
+def _refused_calls(body: bytes) -> list[str]:
+    """The tool names of ``tools/call`` requests in ``body`` whose params the package refuses."""
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):
+        return []  # the package answers a parse error; not a tool call
+    out = []
+    for item in decoded if isinstance(decoded, list) else [decoded]:
+        if not isinstance(item, dict) or item.get("method") != "tools/call":
+            continue
+        params = item.get("params")
+        args = params.get("arguments") if isinstance(params, dict) else None
+        name = params.get("name") if isinstance(params, dict) else None
+        if not isinstance(name, str) or not (args is None or isinstance(args, dict)):
+            out.append(name if isinstance(name, str) else "")
+    return out
+
+
+def watch_refusals(app: ASGIApp, backend: ToolBackend, path: str = "/mcp") -> ASGIApp:
+    """``app``, recording each malformed ``tools/call`` posted to ``path`` before passing it on."""
+
+    async def asgi(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != path:
+            await app(scope, receive, send)
+            return
+        arrival = backend.now_ns()
+        body, more, first = b"", True, None
+        while more and len(body) <= backend.max_body_bytes:
+            message = await receive()
+            if message["type"] != "http.request":
+                first = message
+                break
+            body += message.get("body", b"")
+            more = bool(message.get("more_body", False))
+        for name in _refused_calls(body) if not more else []:
+            why = "invalid call: params.name must be a string and params.arguments an object"
+            await backend.refuse(name, "mcp", arrival, 400, why)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                if first is not None:
+                    return first
+                return {"type": "http.request", "body": body, "more_body": more}
+            return await receive()
+
+        await app(scope, replay, send)
+
+    return asgi

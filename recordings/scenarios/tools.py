@@ -103,8 +103,7 @@ FIELD_DOCS: dict[str, str] = {
     "be called.",
     "ToolCallExpectation.arguments": "Arguments some call must have: values, or matchers in "
     "place of values (`{min, max}`, `{regex}`, `{date}`, `{eq}`).",
-    "ToolCallExpectation.match": "`subset`: other arguments may be there too; `exact`: no "
-    "others.",
+    "ToolCallExpectation.match": "`subset`: other arguments may be there too; `exact`: no others.",
     "ToolCallExpectation.times": "How many calls (matching `arguments`): a number, or "
     "`{min, max}`.",
     "ToolCallExpectation.after": "A tool that must have been called before the matching call.",
@@ -158,18 +157,19 @@ def cross_check(data: dict[str, Any]) -> list[tuple[str, str]]:
     for tool, kinds in ((agent or {}).get("tool_argument_types") or {}).items():
         for arg in kinds or {}:
             if tool in declared and arg not in (declared[tool] or {}):
-                problems.append((f"agent.tool_argument_types.{tool}.{arg}",
-                                 f"not an argument of {tool} in agent.resources.tools"))  # fmt: skip
+                why = f"not an argument of {tool} in agent.resources.tools"
+                problems.append((f"agent.tool_argument_types.{tool}.{arg}", why))
     for tool, rules in ((agent or {}).get("tool_responses") or {}).items():
         for i, rule in enumerate(rules or []):
-            problems += _matcher_problems(f"agent.tool_responses.{tool}[{i}].when", rule.get("when"))
+            where = f"agent.tool_responses.{tool}[{i}].when"
+            problems += _matcher_problems(where, rule.get("when"))
     if data.get("tool_backend"):
         if not declared:
             problems.append(("tool_backend", "serves agent.resources.tools: declare the tools"))
         for tool in declared:
             if not re.match(SERVED_NAME, str(tool)) or tool in (".", ".."):
-                problems.append((f"agent.resources.tools.{tool}", "a served tool name is 1-64 "
-                                 "letters, digits, '_', '.' or '-'"))  # fmt: skip
+                why = "a served tool name is 1-64 letters, digits, '_', '.' or '-'"
+                problems.append((f"agent.resources.tools.{tool}", why))
     for i, item in enumerate(data.get("tool_call_expectations") or []):
         where = f"tool_call_expectations[{i}]"
         for key in ("tool", "after", "before"):

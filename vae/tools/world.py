@@ -141,8 +141,9 @@ class ToolWorld:
             body, applied = outcome.result, True
         if status >= 400:
             message = str(rule.get("error") or f"the scenario answers {tool.name} with {status}")
-            body = rule["result"] if "result" in rule else {"error": message, "status": status}
-            return Served(status, body, message, tool.is_write, pending.rule, pending.delay_s, applied)
-        if "result" in rule:
-            body = rule["result"]
+            body = rule.get("result", {"error": message, "status": status})
+            return Served(
+                status, body, message, tool.is_write, pending.rule, pending.delay_s, applied
+            )
+        body = rule.get("result", body)
         return Served(status, body, "", tool.is_write, pending.rule, pending.delay_s, applied)

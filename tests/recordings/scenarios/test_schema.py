@@ -21,7 +21,6 @@ import pytest
 import yaml
 
 from vae.bots.brains import scripted
-from vae.tools import jsondb
 from vae.recordings.scenarios import caller, line, model, parse, parts, tools
 from vae.recordings.scenarios.docs import FIELD_DOCS
 from vae.recordings.scenarios.schema import (
@@ -32,6 +31,7 @@ from vae.recordings.scenarios.schema import (
     schema_text,
 )
 from vae.scorer_service.scorers import db_assertion
+from vae.tools import jsondb
 
 ROOT = Path(__file__).resolve().parents[3]
 SUITE = sorted((ROOT / "examples" / "suite").glob("*.yaml"))
