@@ -31,6 +31,7 @@ from vae.recordings.read.bot_errors import bot_errors
 from vae.recordings.read.reader import ChannelAudio, RecordingReader
 from vae.recordings.scenarios.model import Scenario
 from vae.recordings.scenarios.parse import scenario_from_dict
+from vae.scorer_service.backend_calls import BackendCall, backend_call
 from vae.scorer_service.config import ScoringConfig
 
 
@@ -117,6 +118,9 @@ class ScoringContext:
     mode: SessionMode = field(default_factory=SessionMode)
     #: Keypad digits keyed (user) and heard (agent), in order (DTMF_RECEIVED).
     keys: list[KeyPress] = field(default_factory=list)
+    #: Whether a tool backend served this session, and the calls it served, in order.
+    tool_backend: bool = False
+    backend_calls: list[BackendCall] = field(default_factory=list)
 
     @property
     def write_actions(self) -> list[dict[str, Any]]:
@@ -232,6 +236,10 @@ def parse_events(ctx: ScoringContext, events: list[EventRecord]) -> None:
                 continue
             ctx.transcripts.append(line)
             ctx.bot_transcripts.append(line)
+        elif e.kind is EventKind.TOOL_BACKEND_CALL:
+            ctx.backend_calls.append(backend_call(p, _t(e, t0)))
+        elif e.kind is EventKind.TOOL_BACKEND:
+            ctx.tool_backend = ctx.tool_backend or p.get("event") == "started"
         elif e.kind is EventKind.DTMF:
             carried, why = str(p.get("carried_as", "")), str(p.get("not_delivered", ""))
             ctx.keys.append(KeyPress(bot_side, str(p.get("digits", "")), _t(e, t0), carried, why))

@@ -143,6 +143,13 @@ def _matcher_problems(where: str, value: Any) -> list[tuple[str, str]]:
     return []
 
 
+def _arguments_problems(where: str, value: Any) -> list[tuple[str, str]]:
+    """Problems of an arguments mapping (never a matcher itself: its keys are argument names)."""
+    if not isinstance(value, dict):
+        return []
+    return [p for k, v in value.items() for p in _matcher_problems(f"{where}.{k}", v)]
+
+
 def cross_check(data: dict[str, Any]) -> list[tuple[str, str]]:
     """Problems the schema cannot state, as ``(field name, problem)``; empty when fine."""
     agent = data.get("agent") if isinstance(data.get("agent"), dict) else {}
@@ -162,7 +169,7 @@ def cross_check(data: dict[str, Any]) -> list[tuple[str, str]]:
     for tool, rules in ((agent or {}).get("tool_responses") or {}).items():
         for i, rule in enumerate(rules or []):
             where = f"agent.tool_responses.{tool}[{i}].when"
-            problems += _matcher_problems(where, rule.get("when"))
+            problems += _arguments_problems(where, rule.get("when"))
     if data.get("tool_backend"):
         if not declared:
             problems.append(("tool_backend", "serves agent.resources.tools: declare the tools"))
@@ -176,7 +183,7 @@ def cross_check(data: dict[str, Any]) -> list[tuple[str, str]]:
             name = item.get(key)
             if declared and name is not None and name not in declared:
                 problems.append((f"{where}.{key}", f"{name!r} is not a tool of the agent"))
-        problems += _matcher_problems(f"{where}.arguments", item.get("arguments"))
+        problems += _arguments_problems(f"{where}.arguments", item.get("arguments"))
         times = item.get("times")
         if isinstance(times, dict) and (not times or set(times) - {"min", "max"}):
             problems.append((f"{where}.times", "a number, or {min, max}"))
