@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from vae.bots.brains.backend_tools import backend_call
 from vae.bots.brains.gate import Gate
 from vae.bots.sound.listening import PeerListener, PeerTexts
 from vae.bots.sound.speech import Synthesiser
@@ -59,6 +60,8 @@ class SessionInfo:
     frame_ms: int = 16
     #: SessionStart.seed: this session's randomness (a caller's behaviours draw from it).
     seed: int = 0
+    #: SessionStart.tool_backend (``http_url``, ``openapi_url``, ``mcp_url``); empty: none.
+    tool_backend: dict[str, str] = field(default_factory=dict)
 
     @property
     def text(self) -> bool:
@@ -293,10 +296,11 @@ class Conversation:
     async def tool_call(
         self, name: str, args: dict[str, Any], effects: dict[str, list[dict[str, Any]]]
     ) -> ToolOutcome:
-        """Run a tool on this side's JSON DB and report the call live."""
+        """Run a tool on this side's JSON DB (or its tool backend) and report the call live."""
         self._calls += 1
         started = time.time_ns()
-        outcome = self.db.call(name, args, effects)
+        remote = await backend_call(self.info.tool_backend, name, args, effects)
+        outcome = remote if remote is not None else self.db.call(name, args, effects)
         side = common_pb2.ROLE_USER if self.info.role == "user" else common_pb2.ROLE_AGENT
         call = common_pb2.ToolCall(
             call_id=f"{self.info.role}-{self._calls}",

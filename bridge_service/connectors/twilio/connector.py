@@ -63,6 +63,7 @@ from vae.bridge_service.connectors.base import (
     SessionEndingOut,
     SessionStartInfo,
 )
+from vae.bridge_service.connectors.tool_backend import twilio_parameters
 from vae.bridge_service.connectors.twilio import mulaw
 from vae.bridge_service.connectors.twilio.options import TwilioOptions, parse_options, stream_sid
 from vae.bridge_service.connectors.twilio.playout import Playout
@@ -314,6 +315,7 @@ class TwilioEndpoint:
                 "session_id": message.session_id,
                 "run_id": message.run_id,
                 "role": str(message.role),
+                **twilio_parameters(message),
                 **self.custom,
             }
             try:
