@@ -10,8 +10,10 @@
 - ``CLAIMED_NOT_DONE`` fails when the agent reports a tool call (a
   ``ToolCall`` event) that the backend never served: no served call of that
   tool with the same arguments, or a call the agent reports as done that the
-  backend answered with an error. Each served call backs one report. Not
-  applicable without a backend or when the agent reported no calls.
+  backend answered with an error. A served call backs every report of it (a
+  connector may carry one call twice: a pipecat bot's function-call frames
+  and its ``action-applied`` message). Not applicable without a backend or
+  when the agent reported no calls.
 
 Both read only recorded events, so a changed expectation rescored judges the
 recorded calls again without a new conversation.
@@ -84,10 +86,9 @@ def claimed_not_done_score(ctx: ScoringContext) -> SignalScore:
     if not claims:
         why = "the agent reported no tool calls"
         return SignalScore(name, Verdict.NOT_APPLICABLE, None, {"reason": why})
-    free = list(ctx.backend_calls)
     rows: list[dict[str, Any]] = []
     for claim in claims:
-        same = [c for c in free if _same_call(claim, c)]
+        same = [c for c in ctx.backend_calls if _same_call(claim, c)]
         # A report of success is backed by a served success first.
         backing = next((c for c in same if c.ok == (not claim.error)), same[0] if same else None)
         row: dict[str, Any] = {"name": claim.name, "arguments": claim.arguments,
@@ -99,7 +100,6 @@ def claimed_not_done_score(ctx: ScoringContext) -> SignalScore:
             row.update(served=False, reason=f"the agent reports {claim.name} "
                        f"{show(claim.arguments)}, never made to the backend{seen}")  # fmt: skip
         else:
-            free.remove(backing)
             row.update(served=True, served_status=backing.status)
             if not claim.error and not backing.ok:
                 row.update(served=False, reason=f"the agent reports {claim.name} as done; the "

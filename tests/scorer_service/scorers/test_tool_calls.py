@@ -168,6 +168,10 @@ async def test_a_backend_that_served_nothing_is_evidence() -> None:
 async def test_reports_the_backend_served_pass() -> None:
     _, claimed = await _score(_ctx([], reported=[(3.1, {"name": BT, "arguments": BOOKED})]))
     assert claimed.verdict is P and claimed.detail["claims"][0]["served_status"] == 200
+    # One call reported twice (a connector carrying it two ways) is one call served.
+    twice = [(3.1, {"name": BT, "arguments": BOOKED}), (3.2, {"name": BT, "arguments": BOOKED})]
+    _, claimed = await _score(_ctx([], reported=twice))
+    assert claimed.verdict is P and len(claimed.detail["claims"]) == 2
 
 
 CLAIMS = [
@@ -176,8 +180,6 @@ CLAIMS = [
      "the backend never served cancel_booking"),
     ("other arguments", [(3.1, {"name": BT, "arguments": {**BOOKED, "date": "2026-05-01"}})],
      "never made to the backend; the backend served book_table with"),
-    ("one report too many", [(3.1, {"name": BT, "arguments": BOOKED}),
-                             (3.2, {"name": BT, "arguments": BOOKED})], "never made"),
 ]  # fmt: skip
 
 
