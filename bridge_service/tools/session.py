@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from typing import Any
 
 from vae.bridge_service.config import RunSettings
@@ -39,9 +40,16 @@ class ToolBackendUnavailable(ValueError):
     """The run asks for a tool backend and this bridge cannot serve one."""
 
 
+def _absent(name: str) -> bool:
+    """Whether module ``name`` cannot be imported (found without importing it: cheap)."""
+    if name in sys.modules:
+        return sys.modules[name] is None
+    return importlib.util.find_spec(name) is None
+
+
 def missing_extra() -> str:
     """Why this process cannot serve a tool backend ("" when it can)."""
-    missing = [name for name in _EXTRA if importlib.util.find_spec(name) is None]
+    missing = [name for name in _EXTRA if _absent(name)]
     if not missing:
         return ""
     return (
