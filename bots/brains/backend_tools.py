@@ -32,14 +32,17 @@ _USE_BACKEND = contextvars.ContextVar("vae_use_backend", default=False)
 
 
 def through_backend(
-    brain: Callable[[Conversation], Awaitable[None]],
+    brain: Callable[[Conversation], Awaitable[None]], *, say_when_missing: bool = True
 ) -> Callable[[Conversation], Awaitable[None]]:
-    """``brain``, with its tool calls sent to the session's tool backend."""
+    """``brain``, with its tool calls sent to the session's tool backend when it has one.
+
+    ``say_when_missing``: log, in a session without a backend, that the tools run locally.
+    """
 
     async def wrapped(conv: Conversation) -> None:
         token = _USE_BACKEND.set(True)
         try:
-            if not conv.info.tool_backend.get("http_url"):
+            if say_when_missing and not conv.info.tool_backend.get("http_url"):
                 await conv.log("--tool-backend: this session has no tool backend (vae run "
                                "--tool-backend); tools run on the local DB")  # fmt: skip
             await brain(conv)

@@ -47,6 +47,11 @@ class BackendAddresses:
         return {"http_url": self.http_url, "openapi_url": self.openapi_url, "mcp_url": self.mcp_url}
 
 
+def agent_environment(addresses: BackendAddresses) -> dict[str, str]:
+    """The environment of an agent process started for one session: ``VAE_TOOLS_URL``."""
+    return {ENV_VAR: addresses.http_url}
+
+
 def call_tool(
     http_url: str, name: str, arguments: dict[str, Any], timeout_s: float = 30.0
 ) -> tuple[int, Any]:

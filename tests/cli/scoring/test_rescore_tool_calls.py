@@ -39,7 +39,7 @@ def test_a_changed_expectation_flips_the_verdict(tmp_path: Path) -> None:
         events=[
             (0.1, "agent", EventKind.TOOL_BACKEND, {"event": "started"}),
             (3.0, "agent", EventKind.TOOL_BACKEND_CALL, served),
-        ],  # fmt: skip
+        ],
     )
     info = write_run_sync(db, [doc], [spec])
     only = ["--only", "tool_calls"]

@@ -87,3 +87,10 @@ def test_initialization_actions_run_through_the_same_effects() -> None:
     w = ToolWorld(ToolSet.from_side(TOOLS, SIDE), STATE, actions)
     assert w.state["bookings"]["SJ1"]["date"] == "2026-04-01"
     assert w.init_problems == ["change: missing argument 'booking_id'"]
+
+
+def test_an_agent_process_gets_the_base_url() -> None:
+    from vae.tools.client import BackendAddresses, agent_environment
+
+    at = BackendAddresses.at("http://127.0.0.1:7/")
+    assert agent_environment(at) == {"VAE_TOOLS_URL": "http://127.0.0.1:7"}
