@@ -19,27 +19,36 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from vae.tools.client import call_tool
 from vae.tools.jsondb import MUTATING, ToolOutcome
 
-if TYPE_CHECKING:
-    from vae.bots.brains.conversation import Conversation
+
+class _Conversation(Protocol):
+    """What this module needs of a conversation (vae.bots.brains.conversation imports us)."""
+
+    @property
+    def info(self) -> Any: ...
+
+    async def log(self, message: str) -> None: ...
+
+
+C = TypeVar("C", bound=_Conversation)
 
 #: Set by :func:`through_backend` for the brain's task (and the tasks it starts).
 _USE_BACKEND = contextvars.ContextVar("vae_use_backend", default=False)
 
 
 def through_backend(
-    brain: Callable[[Conversation], Awaitable[None]], *, say_when_missing: bool = True
-) -> Callable[[Conversation], Awaitable[None]]:
+    brain: Callable[[C], Awaitable[None]], *, say_when_missing: bool = True
+) -> Callable[[C], Awaitable[None]]:
     """``brain``, with its tool calls sent to the session's tool backend when it has one.
 
     ``say_when_missing``: log, in a session without a backend, that the tools run locally.
     """
 
-    async def wrapped(conv: Conversation) -> None:
+    async def wrapped(conv: C) -> None:
         token = _USE_BACKEND.set(True)
         try:
             if say_when_missing and not conv.info.tool_backend.get("http_url"):
