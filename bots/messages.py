@@ -89,6 +89,13 @@ def session_info(start: bridge_pb2.SessionStart) -> SessionInfo:
         clock=_CLOCK.get(start.clock, "real"),
         frame_ms=start.frame_ms or 16,
         seed=start.seed,
+        tool_backend={
+            "http_url": start.tool_backend.http_url,
+            "openapi_url": start.tool_backend.openapi_url,
+            "mcp_url": start.tool_backend.mcp_url,
+        }
+        if start.HasField("tool_backend")
+        else {},
     )
 
 

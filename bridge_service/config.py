@@ -136,6 +136,8 @@ class RunSettings:
     #: ``vae run --redact``: the redaction configuration (vae.redaction) the run is
     #: recorded with; None: recorded as it is (bridge_service/runs/redacted.py).
     redaction: dict[str, Any] | None = None
+    #: Serve every session's agent tools from a tool backend (``vae run --tool-backend``).
+    tool_backend: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

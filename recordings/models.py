@@ -65,6 +65,11 @@ class EventKind(enum.StrEnum):
     #: Keypad digits: from the user, keys it pressed (with how the bridge carried
     #: them); from the agent, the digits it detected (vae/dtmf.py).
     DTMF = "dtmf"
+    #: A call the session's tool backend served (bridge_service/tools): tool, arguments,
+    #: status, result, transport. Recorded by the bridge, on the agent's side.
+    TOOL_BACKEND_CALL = "tool_backend_call"
+    #: The session's tool backend started (its addresses, its tools) or stopped.
+    TOOL_BACKEND = "tool_backend"
 
 
 class Verdict(enum.StrEnum):

@@ -11,7 +11,7 @@ back and aggregated), ``compare``, ``labels`` (human labels and agreement),
 Layers, bottom to top (a unit imports only from its own layer or below;
 ``tests/test_import_direction.py`` holds the code to this list):
 
-1. config, signals, timing, context, context_load, overrides, scorer
+1. config, signals, timing, backend_calls, context, context_load, overrides, scorer
 2. judge, heard, transcription
 3. scorers, ledger
 4. scoring, compare, labels

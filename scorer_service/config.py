@@ -35,6 +35,8 @@ OVERRIDE_KEYS = frozenset(
         "expected_scenario_db",
         "expected_user_db",
         "success_signals",
+        "tool_call_expectations",
+        "add_tool_call_expectations",
     }
 )
 

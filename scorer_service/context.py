@@ -22,6 +22,7 @@ from vae.recordings.models import (
 )
 from vae.recordings.read.reader import ChannelAudio
 from vae.recordings.scenarios.model import Scenario
+from vae.scorer_service.backend_calls import BackendCall
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,9 @@ class ScoringContext:
     mode: SessionMode = field(default_factory=SessionMode)
     #: Keypad digits keyed (user) and heard (agent), in order (DTMF_RECEIVED).
     keys: list[KeyPress] = field(default_factory=list)
+    #: Whether a tool backend served this session, and the calls it served, in order.
+    tool_backend: bool = False
+    backend_calls: list[BackendCall] = field(default_factory=list)
 
     @property
     def write_actions(self) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ from vae.recordings.models import Channel, EventKind, EventRecord, SessionRecord
 from vae.recordings.read.bot_errors import bot_errors
 from vae.recordings.read.reader import RecordingReader
 from vae.recordings.scenarios.model import Scenario
+from vae.scorer_service.backend_calls import backend_call
 from vae.scorer_service.config import ScoringConfig
 from vae.scorer_service.context import (
     BotMetric,
@@ -102,6 +103,10 @@ def parse_events(ctx: ScoringContext, events: list[EventRecord]) -> None:
                 continue
             ctx.transcripts.append(line)
             ctx.bot_transcripts.append(line)
+        elif e.kind is EventKind.TOOL_BACKEND_CALL:
+            ctx.backend_calls.append(backend_call(p, _t(e, t0)))
+        elif e.kind is EventKind.TOOL_BACKEND:
+            ctx.tool_backend = ctx.tool_backend or p.get("event") == "started"
         elif e.kind is EventKind.DTMF:
             carried, why = str(p.get("carried_as", "")), str(p.get("not_delivered", ""))
             ctx.keys.append(KeyPress(bot_side, str(p.get("digits", "")), _t(e, t0), carried, why))

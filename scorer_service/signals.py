@@ -39,6 +39,19 @@ composites):
   ``not_delivered`` when the bridge could not carry the keys. detail:
   ``sent``, ``heard``, ``carried_as``, ``presses`` [{side, digits, t_s}], ``reason``.
 
+- ``TOOL_CALLS`` — the scenario's ``tool_call_expectations`` against the
+  calls the session's tool backend served (``source: backend``), else the
+  calls the agent reported (``source: reported``; unscored
+  ``no_tool_evidence`` when it reported none). value: share of expectations
+  met. detail: ``source``, ``calls``, ``reason``, ``expectations`` [{index,
+  tool, kind (called | not_called | arguments | times | order), argument
+  (when the kind has one), passed, reason, calls, message}].
+- ``CLAIMED_NOT_DONE`` — the agent reported a tool call (ToolCall event) that
+  the tool backend never served, or reported as done one the backend refused.
+  Not applicable without a backend or without reported calls. value: the
+  number of such claims. detail: ``claims`` [{name, arguments, t_s, served,
+  served_status, reason}], ``reason``.
+
 A failing gating signal whose failing value matches a critical mismatch
 carries ``misheard`` in its detail ({text, said, heard, kind, turn}): the
 session's reason then names the mishearing first.
@@ -81,6 +94,8 @@ JUDGE_PASSED = "JUDGE_PASSED"
 CLEAN_EXIT = "CLEAN_EXIT"
 HEARD_CORRECTLY = "HEARD_CORRECTLY"
 DTMF_RECEIVED = "DTMF_RECEIVED"
+TOOL_CALLS = "TOOL_CALLS"
+CLAIMED_NOT_DONE = "CLAIMED_NOT_DONE"
 
 #: The signals a scenario may gate on, in display order.
 SUCCESS_SIGNALS = (
@@ -92,6 +107,8 @@ SUCCESS_SIGNALS = (
     CLEAN_EXIT,
     HEARD_CORRECTLY,
     DTMF_RECEIVED,
+    TOOL_CALLS,
+    CLAIMED_NOT_DONE,
 )
 
 IS_SUCCESSFUL = "is_successful"

@@ -133,6 +133,8 @@ class SessionSpec:
     start_offset_s: float = 0.0
     #: The agent bot's Join info (default ``{"name": "synthetic-agent"}``).
     agent_bot: dict[str, Any] | None = None
+    #: More events as recorded: (at_s, side, kind, payload), e.g. a tool backend's calls.
+    events: list[tuple[float, str, EventKind, dict[str, Any]]] = field(default_factory=list)
 
 
 @dataclass
@@ -252,6 +254,8 @@ def _events(spec: SessionSpec, session_id: str, t0: int) -> list[EventRecord]:
                 "is_write": call.is_write,
             },
         )
+    for at_s, side, kind, payload in spec.events:
+        add(side, kind, at_s, payload)
     for at_s, side, name, value, unit, component in spec.metrics:
         add(
             side,

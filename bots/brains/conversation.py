@@ -24,13 +24,14 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from vae.bots.brains.backend_tools import backend_call
 from vae.bots.brains.gate import Gate
-from vae.bots.brains.jsondb import JsonDb, ToolOutcome
 from vae.bots.brains.session_info import PeerTranscripts, SessionInfo, SpeechResult
 from vae.bots.sound.listening import PeerListener, PeerTexts
 from vae.bots.sound.speech import Synthesiser
 from vae.bots.sound.voice import Utterance, Voice
 from vae.common.v1 import common_pb2
+from vae.tools.jsondb import JsonDb, ToolOutcome
 
 log = logging.getLogger("vae.bots")
 
@@ -226,10 +227,11 @@ class Conversation:
     async def tool_call(
         self, name: str, args: dict[str, Any], effects: dict[str, list[dict[str, Any]]]
     ) -> ToolOutcome:
-        """Run a tool on this side's JSON DB and report the call live."""
+        """Run a tool on this side's JSON DB (or its tool backend) and report the call live."""
         self._calls += 1
         started = time.time_ns()
-        outcome = self.db.call(name, args, effects)
+        remote = await backend_call(self.info.tool_backend, name, args, effects)
+        outcome = remote if remote is not None else self.db.call(name, args, effects)
         side = common_pb2.ROLE_USER if self.info.role == "user" else common_pb2.ROLE_AGENT
         call = common_pb2.ToolCall(
             call_id=f"{self.info.role}-{self._calls}",

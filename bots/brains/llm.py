@@ -9,7 +9,7 @@ text and reports it as HEARD. Without an engine it is told honestly that the
 peer spoke and for how long. Tools come from ``tools_json`` (every argument a string, as the
 established framework declares them) plus an end tool — ``end_conversation``
 for the agent, ``hang_up`` for the user; effects follow the side's
-``tool_effects`` (see :mod:`vae.bots.brains.jsondb`). Each completion reports its token
+``tool_effects`` (see :mod:`vae.tools.jsondb`). Each completion reports its token
 usage and latency; the chat history is the context sent with FinalState.
 """
 

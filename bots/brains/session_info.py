@@ -41,6 +41,8 @@ class SessionInfo:
     frame_ms: int = 16
     #: SessionStart.seed: this session's randomness (a caller's behaviours draw from it).
     seed: int = 0
+    #: SessionStart.tool_backend (``http_url``, ``openapi_url``, ``mcp_url``); empty: none.
+    tool_backend: dict[str, str] = field(default_factory=dict)
 
     @property
     def text(self) -> bool:

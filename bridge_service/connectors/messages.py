@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vae.recordings.models import EventKind, Side
+from vae.tools.client import BackendAddresses
 
 
 # ---------------------------------------------------------------- bot -> bridge
@@ -135,6 +136,8 @@ class SessionStartInfo:
     modality: str = "audio"
     #: "real" or "virtual" (``SessionStart.clock``).
     clock: str = "real"
+    #: The agent's: where this session's tool backend serves its tools (None: no backend).
+    tool_backend: BackendAddresses | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,6 +99,9 @@ def bridge_message(out: BridgeOutput | RedirectOut) -> bridge_pb2.BridgeMessage:
                 trial=out.trial,
                 modality=MODALITY_PB.get(out.modality, common_pb2.MODALITY_AUDIO),
                 clock=CLOCK_PB.get(out.clock, common_pb2.CLOCK_KIND_REAL),
+                tool_backend=None
+                if out.tool_backend is None
+                else bridge_pb2.ToolBackend(**out.tool_backend.to_dict()),
             )
         )
     if isinstance(out, PeerEvent):

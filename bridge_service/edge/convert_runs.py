@@ -59,6 +59,7 @@ _OPTIONAL = (
     "first_speaker_timeout_s",
     "repeat",
     "replay_gate_silence_s",
+    "tool_backend",
 )
 _ROLE = {common_pb2.ROLE_USER: "user", common_pb2.ROLE_AGENT: "agent"}
 _ROLE_PB = {v: k for k, v in _ROLE.items()}

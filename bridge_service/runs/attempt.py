@@ -29,6 +29,8 @@ from vae.bridge_service.session.ending import EndRequest, is_clean_exit
 from vae.bridge_service.session.final_state_worker import store_final_state
 from vae.bridge_service.session.inputs import SessionIO
 from vae.bridge_service.session.plan import SessionPlan, start_info
+from vae.bridge_service.tools.backend import ToolBackend
+from vae.bridge_service.tools.session import finish_backend, start_backend
 from vae.recordings.models import EventKind, SessionRecord, SessionStatus, Side
 from vae.recordings.write.writer import RecordingWriter
 
@@ -75,6 +77,8 @@ class Session:
         self.io = SessionIO(plan, {Side.USER: user, Side.AGENT: agent}, writer)
         self.result: SessionResult | None = None
         self.clock: SessionClock | None = None
+        #: The session's tool backend, when the run or the scenario asks for one.
+        self.backend: ToolBackend | None = None
 
     @property
     def session_id(self) -> str:
@@ -112,11 +116,14 @@ class Session:
         if (line := io.line_info()) is not None:
             await self.writer.put_session_line(plan.session_id, line)
         try:
+            self.backend = await start_backend(plan, io)
+            addresses = self.backend.addresses if self.backend is not None else None
             async with asyncio.TaskGroup() as tg:
                 readers = [tg.create_task(io.read(side)) for side in (Side.USER, Side.AGENT)]
                 for side in (Side.USER, Side.AGENT):
                     receive_rate = io.endpoints[side].receive_rate
-                    await io.send(side, start_info(plan, side, receive_rate, io.framing[side]))
+                    info = start_info(plan, side, receive_rate, io.framing[side], addresses)
+                    await io.send(side, info)
                 clock = self.clock = clock_for(io)
                 ticking = tg.create_task(clock.run())
                 end = await io.wait_end()
@@ -148,6 +155,8 @@ class Session:
                     log.exception("session %s: recording its shutdown failed", self.session_id)
             raise
         finally:
+            if self.backend is not None:
+                await self.backend.close()  # a no-op once the end was recorded
             await io.close_all()
         assert self.result is not None
         return self.result
@@ -176,6 +185,7 @@ class Session:
 
     async def _record_end(self, end: EndRequest) -> None:
         io, plan = self.io, self.plan
+        reported = io.collectors[Side.AGENT].has_state
         for side, collector in io.collectors.items():
             problems = await store_final_state(
                 collector,
@@ -187,6 +197,8 @@ class Session:
             )
             for problem in problems:
                 await io.record(side, EventKind.MALFORMED_EVENT, {"problem": problem})
+        if self.backend is not None:  # its DB is the agent's final state (tools/session.py)
+            await finish_backend(self.backend, plan, io, self.writer, agent_reported_state=reported)
         await io.drops.flush()
         await io.recorder.close()
         if self.clock is not None:

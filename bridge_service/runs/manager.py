@@ -37,6 +37,7 @@ from vae.bridge_service.runs.queries import RunQueries
 from vae.bridge_service.runs.redacted import redact_if_asked
 from vae.bridge_service.runs.tiers import check_tiers
 from vae.bridge_service.runs.trials import expand_trials
+from vae.bridge_service.tools.session import check_run as check_tool_backend
 from vae.recordings import identifiers
 from vae.recordings.backends.locator import StoreRef
 from vae.recordings.errors import ScenarioError, StorageError
@@ -123,6 +124,7 @@ class RunManager(RunQueries):
             loaded = await asyncio.to_thread(load_sources, sources)
             scenarios = expand_trials(loaded, settings.repeat)
         check_lines(scenarios, settings.line)
+        check_tool_backend(settings, scenarios)
         existing = await self._read(lambda r: r.run_ids())
         if run_id and run_id in existing:
             raise RunConflict(f"run {run_id!r} already exists; resume it or pick a name", True)
@@ -208,6 +210,7 @@ class RunManager(RunQueries):
         scenarios = [
             scenario_from_dict(frozen[d.scenario_name], f"{run_id} (frozen)") for d in decisions
         ]
+        check_tool_backend(settings, scenarios)
         todo: list[Todo] = []
         for d, sc in zip(decisions, scenarios, strict=True):
             if d.state is ResumeState.COMPLETED:

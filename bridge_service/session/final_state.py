@@ -125,6 +125,11 @@ class FinalStateCollector:
         return self.done
 
     @property
+    def has_state(self) -> bool:
+        """Whether the bot sent a state document (a context alone is not one)."""
+        return self._state.size > 0
+
+    @property
     def empty(self) -> bool:
         return not self._state.size and not self._context.size
 

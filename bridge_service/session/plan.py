@@ -19,6 +19,7 @@ from vae.bridge_service.session.caller_record import side_config
 from vae.recordings.models import Side
 from vae.recordings.scenarios.model import Scenario, render_prompt
 from vae.recordings.trials import split_trial
+from vae.tools.client import BackendAddresses
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,13 @@ class SessionPlan:
 
 
 def start_info(
-    plan: SessionPlan, side: Side, receive_rate: int, framing: Framing | None = None
+    plan: SessionPlan,
+    side: Side,
+    receive_rate: int,
+    framing: Framing | None = None,
+    tool_backend: BackendAddresses | None = None,
 ) -> SessionStartInfo:
+    """``tool_backend``: the session's tool backend, told to the agent only."""
     sc = plan.scenario
     spec = sc.side(str(side))
     state = sc.initial_state if side is Side.AGENT else sc.initial_user_state
@@ -73,4 +79,5 @@ def start_info(
         trial=split_trial(sc.name)[1] or 0,
         modality=plan.settings.modality,
         clock=plan.settings.clock,
+        tool_backend=tool_backend if side is Side.AGENT else None,
     )

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import click
 import grpc
 
+from vae.bots.brains.backend_tools import through_backend
 from vae.bots.brains.scripted import play_script
 from vae.bots.runner import BotConfig, run_bots
 from vae.bots.sound.speech import default_synthesiser
@@ -87,7 +88,8 @@ async def run_demo(
                         config = BotConfig(
                             bridge.address,
                             role,
-                            lambda: play_script,
+                            # A scenario with a tool backend gets its calls over HTTP.
+                            lambda: through_backend(play_script, say_when_missing=False),
                             concurrency=concurrency,
                             name=f"vae-scripted-{role}",
                             version="1",

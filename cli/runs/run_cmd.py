@@ -105,6 +105,14 @@ from vae.cli.runs.run_gate import run_gate_options
     help="Forward each bot's transcripts to its peer.",
 )
 @click.option(
+    "--tool-backend",
+    is_flag=True,
+    default=None,
+    envvar="VAE_TOOL_BACKEND",
+    help="Serve each session's agent tools from a backend the bridge owns (HTTP, OpenAPI, MCP; "
+    "needs the bridge's tools extra) and record every call (env VAE_TOOL_BACKEND).",
+)
+@click.option(
     "--first-speaker",
     type=click.Choice(["agent", "user"]),
     help="Who opens every call, overriding the scenarios' first_speaker [agent].",
@@ -216,6 +224,7 @@ def run_command(
       vae run examples/suite --modality text --clock virtual
       vae run examples/suite --clock virtual --seed 7
       vae run examples/suite --line codec=mulaw8k,packet_loss=0.05 --seed 3
+      vae run examples/tool_backend --tool-backend --agent-connector ws://127.0.0.1:8765
       vae run my-scenarios/ --concurrency 2 --tag nightly --json
       vae run --resume 2026-12-02 --check
       vae run --replay 2026-12-02 --replay-scenario airline_wrong_date

@@ -30,6 +30,7 @@ _OPTION_FIELDS = {
     "repeat": "repeat",
     "share_transcripts": "share_transcripts",
     "first_speaker_timeout": "first_speaker_timeout_s",
+    "tool_backend": "tool_backend",
 }
 
 

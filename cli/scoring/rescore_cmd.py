@@ -66,8 +66,9 @@ END_POLICIES = ("tool-only", "valid-terminal-state")
     default=None,
     help="YAML/JSON file keyed by scenario name or '*': values replacing the scenario's "
     "nl_assertions, db_state_assertions, reference_answer, expected_scenario_db, "
-    "expected_user_db or success_signals; add_nl_assertions / add_db_state_assertions "
-    "add to the scenario's own instead (docs/scenarios.md).",
+    "expected_user_db, success_signals or tool_call_expectations; add_nl_assertions / "
+    "add_db_state_assertions / add_tool_call_expectations add to the scenario's own "
+    "instead (docs/scenarios.md).",
 )
 @click.option(
     "--append/--overwrite",

@@ -145,6 +145,12 @@ async def _main(config: BotConfig) -> int:
     " sessions to a worker (env VAE_BOT_FOLLOW_REDIRECTS); without it the bridge's own process"
     " serves them.",
 )
+@click.option(
+    "--tool-backend",
+    is_flag=True,
+    help="Agent: call the tools through the session's tool backend over HTTP (vae run "
+    "--tool-backend) instead of running them on the bot's own DB.",
+)
 @token_option
 @log_level_option
 def bot_command(
@@ -166,6 +172,7 @@ def bot_command(
     tls_ca: Path | None,
     script_from: Path | None,
     follow_redirects: bool,
+    tool_backend: bool,
     token: str | None,
     log_level: str,
 ) -> None:
@@ -182,6 +189,7 @@ def bot_command(
       vae bot agent --concurrency 4 --token s3cret --tls-ca ca.pem
       vae bot user --bridge 127.0.0.1:50051 --tts buzz --sessions 1
       vae bot agent --llm-base-url http://127.0.0.1:8000/v1 --llm-model my-model
+      vae bot agent --tool-backend --bridge 127.0.0.1:50051
       vae bot user --llm-base-url http://127.0.0.1:8000/v1 --llm-model my-model \
           --asr openai --asr-base-url http://127.0.0.1:8001/v1 --asr-model whisper-1
     """
@@ -222,6 +230,14 @@ def bot_command(
 
         def make() -> Brain:
             return brain
+
+    if tool_backend:
+        from vae.bots.brains.backend_tools import through_backend
+
+        local = make
+
+        def make() -> Brain:
+            return through_backend(local())
 
     try:
         synth = default_synthesiser(tts)

@@ -27,6 +27,13 @@ It also implements the established framework's client messages
 ``get_context_history``), so vae's pipecat connector can configure it and
 fetch its final state.
 
+With ``--tool-backend`` its write tool is a real HTTP call, as an agent's
+tools are: vae's connector tells it where the session's tool backend is (the
+``set_tool_backend`` client message, ``{http_url, openapi_url, mcp_url}``)
+and the bot POSTs ``--tool-args`` (a JSON object) to ``{http_url}/tools/NAME``;
+the backend's answer is the call's result. That is all a real agent changes
+to be tested against a backend vae owns: the base URL of its tools.
+
 Run it from the pipecat venv (``scripts/setup_pipecat_env.sh``)::
 
     .pipecat-venv/bin/python examples/pipecat_bot/bot.py --port 8765
@@ -43,6 +50,8 @@ import hashlib
 import json
 import sys
 import time
+import urllib.error
+import urllib.request
 from typing import Any
 
 import numpy as np
@@ -92,6 +101,8 @@ class Agent:
         self.messages: list[dict[str, Any]] = []
         #: Bumped per scenario, so the pipeline can serve one session after another.
         self.generation = 0
+        #: The session's tool backend (``set_tool_backend``); "" until told.
+        self.tools_url = ""
 
     def handle(self, kind: str, data: Any) -> Any:
         body = data if isinstance(data, dict) else {}
@@ -99,10 +110,13 @@ class Agent:
             self.prompt = str(body.get("prompt", ""))
             tools = body.get("tools", "{}")
             self.tools = json.loads(tools) if isinstance(tools, str) else dict(tools or {})
-            self.db, self.actions = {}, []
+            self.db, self.actions, self.tools_url = {}, [], ""
             self.generation += 1
             self.messages = [{"role": "system", "content": self.prompt}]
             return {"ok": True, "tools": sorted(self.tools)}
+        if kind == "set_tool_backend":
+            self.tools_url = str(body.get("http_url", ""))
+            return {"ok": True}
         if kind == "apply_initialization":
             self.db.update(body.get("shared_state_init") or {})
             return {"ok": True}
@@ -120,14 +134,42 @@ class Agent:
         raise ValueError(f"unknown client message {kind!r}")
 
 
+def call_backend(base_url: str, tool: str, args: dict[str, Any]) -> tuple[Any, str]:
+    """POST one call to the tool backend: (result, error) — what any agent's HTTP tool does."""
+    request = urllib.request.Request(
+        f"{base_url}/tools/{tool}",
+        data=json.dumps(args).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read() or b"null"), ""
+    except urllib.error.HTTPError as exc:
+        return None, f"HTTP {exc.code}: {exc.read().decode(errors='replace')}"
+    except OSError as exc:
+        return None, f"the tool backend is unreachable: {exc}"
+
+
 class ToneResponder(FrameProcessor):
     """Energy VAD on what it hears; answers each utterance with a tone."""
 
-    def __init__(self, agent: Agent, answers: int, tool: str, heard: list[str]) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        answers: int,
+        tool: str,
+        heard: list[str],
+        tool_args: dict[str, Any] | None = None,
+        use_backend: bool = False,
+    ) -> None:
         super().__init__()
         self.agent = agent
         self.answers = answers
         self.tool = tool
+        #: The write tool's arguments (None: ``{"confirmed": true, "answers": N}``).
+        self.tool_args = tool_args
+        self.use_backend = use_backend
         #: What its stand-in recogniser "hears" of each utterance, in order.
         self.heard = heard
         self.answered = 0
@@ -236,19 +278,29 @@ class ToneResponder(FrameProcessor):
             await self._write_action()
 
     async def _write_action(self) -> None:
-        args = {"confirmed": True, "answers": self.answered}
+        args = self.tool_args or {"confirmed": True, "answers": self.answered}
         call_id = f"call-{int(time.time() * 1000)}"
         await self.push_frame(FunctionCallInProgressFrame(self.tool, call_id, args))
-        bookings = self.agent.db.setdefault("bookings", [])
-        # A scenario's DB may keep bookings as a mapping: then the write is kept beside it.
-        target = bookings if isinstance(bookings, list) else self.agent.db.setdefault("writes", [])
-        target.append(args)
-        action = {"type": self.tool, "args": args, "result": "ok"}
+        result: Any = {"ok": True}
+        if self.use_backend and self.agent.tools_url:
+            # The tool is an API call: the backend's world changes, not this bot's DB.
+            result, error = await asyncio.to_thread(
+                call_backend, self.agent.tools_url, self.tool, args
+            )
+            if error:
+                result = {"error": error}
+        else:
+            bookings = self.agent.db.setdefault("bookings", [])
+            # A scenario's DB may keep bookings as a mapping: then the write is kept beside it.
+            is_list = isinstance(bookings, list)
+            target = bookings if is_list else self.agent.db.setdefault("writes", [])
+            target.append(args)
+        action = {"type": self.tool, "args": args, "result": result}
         self.agent.actions.append(action)
         await self.push_frame(
             RTVIServerMessageFrame(data={"type": "action-applied", "action": action})
         )
-        await self.push_frame(FunctionCallResultFrame(self.tool, call_id, args, {"ok": True}, None))
+        await self.push_frame(FunctionCallResultFrame(self.tool, call_id, args, result, None))
         self.agent.messages.append(
             {"role": "assistant", "tool_calls": [{"name": self.tool, "arguments": args}]}
         )
@@ -271,7 +323,21 @@ async def main() -> None:
         metavar="TEXT",
         help="what it reports hearing of each utterance, in order (a stand-in recogniser)",
     )
+    parser.add_argument(
+        "--tool-args",
+        type=json.loads,
+        default=None,
+        metavar="JSON",
+        help='the write tool\'s arguments, a JSON object (default {"confirmed": true, ...})',
+    )
+    parser.add_argument(
+        "--tool-backend",
+        action="store_true",
+        help="call the write tool on the session's tool backend over HTTP (vae run --tool-backend)",
+    )
     args = parser.parse_args()
+    if args.tool_args is not None and not isinstance(args.tool_args, dict):
+        parser.error("--tool-args must be a JSON object")
 
     transport = SingleClientWebsocketServerTransport(
         params=SingleClientWebsocketServerParams(
@@ -290,7 +356,14 @@ async def main() -> None:
     pipeline = Pipeline(
         [
             transport.input(),
-            ToneResponder(agent, args.answers, args.tool, args.transcribe_as),
+            ToneResponder(
+                agent,
+                args.answers,
+                args.tool,
+                args.transcribe_as,
+                tool_args=args.tool_args,
+                use_backend=args.tool_backend,
+            ),
             transport.output(),
         ]
     )

@@ -21,6 +21,7 @@ from typing import Any
 
 from vae.recordings.scenarios.caller import cross_check as caller_check
 from vae.recordings.scenarios.line import FIELDS, LineConditions, burst_problem
+from vae.recordings.scenarios.tools import cross_check as tools_check
 
 Path = tuple[str | int, ...]
 
@@ -219,6 +220,8 @@ def check(data: Any) -> list[Issue]:
 
 def _cross_checks(data: dict[str, Any], walker: _Walker) -> None:
     _line_checks(data, walker)
+    for name, problem in tools_check(data):
+        walker.add(parse_field(name), problem)
     for role in ("user", "agent"):
         side = data.get(role) or {}
         for name, problem in caller_check(role, side, data.get("first_speaker")):

@@ -8,7 +8,7 @@ docs/scenarios.md is the long form.
 
 from __future__ import annotations
 
-from vae.recordings.scenarios import caller
+from vae.recordings.scenarios import caller, tools
 
 CLASS_DOCS: dict[str, str] = {
     "Scenario": "A conversation to run: who calls whom about what, and how it is scored.",
@@ -151,3 +151,6 @@ FIELD_DOCS: dict[str, str] = {
 # The caller keys (recordings/scenarios/caller.py) describe themselves beside their model.
 CLASS_DOCS.update(caller.CLASS_DOCS)
 FIELD_DOCS.update(caller.FIELD_DOCS)
+# So do the tool backend's keys (recordings/scenarios/tools.py).
+CLASS_DOCS.update(tools.CLASS_DOCS)
+FIELD_DOCS.update(tools.FIELD_DOCS)

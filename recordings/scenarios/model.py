@@ -30,6 +30,10 @@ class SuccessSignal(enum.StrEnum):
     HEARD_CORRECTLY = "HEARD_CORRECTLY"
     #: Did the agent get the keypad digits the caller keyed: never gating unless listed.
     DTMF_RECEIVED = "DTMF_RECEIVED"
+    #: The agent's tool calls against ``tool_call_expectations``.
+    TOOL_CALLS = "TOOL_CALLS"
+    #: A tool call the agent reports that the tool backend never served.
+    CLAIMED_NOT_DONE = "CLAIMED_NOT_DONE"
 
 
 #: Signals that gate only where a scenario lists them.
@@ -137,6 +141,10 @@ class Scenario:
     tags: list[str] = field(default_factory=list)
     #: Who opens the call: "agent" (the callee answers, the default when unset) or "user".
     first_speaker: str | None = None
+    #: Serve the agent's tools from a backend vae owns (recordings/scenarios/tools.py).
+    tool_backend: bool = False
+    #: ``ToolCallExpectation`` items (recordings/scenarios/tools.py): the TOOL_CALLS signal.
+    tool_call_expectations: list[dict[str, Any]] = field(default_factory=list)
 
     def side(self, role: str) -> SideSpec:
         return self.user if role == "user" else self.agent

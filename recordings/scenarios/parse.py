@@ -120,6 +120,11 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
     if first is not None and first not in ("agent", "user"):
         raise ScenarioError(where, "first_speaker", "must be 'agent' or 'user'")
     sc.first_speaker = first
+    backend = data.get("tool_backend", False)
+    if not isinstance(backend, bool):
+        raise ScenarioError(where, "tool_backend", "must be true or false")
+    sc.tool_backend = backend
+    sc.tool_call_expectations = _expectations(data.get("tool_call_expectations"), where)
     return sc
 
 
@@ -225,6 +230,20 @@ def _init_actions(value: Any, where: str) -> list[dict[str, Any]]:
         if not isinstance(args, dict):
             raise ScenarioError(where, f"{field_name}.arguments", "must be a mapping")
         out.append({"side": side, "func_name": item["func_name"], "arguments": args})
+    return out
+
+
+def _expectations(value: Any, where: str) -> list[dict[str, Any]]:
+    """The items as written (the schema check ran), with ``tool`` required and kept first."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ScenarioError(where, "tool_call_expectations", "must be a list")
+    out = []
+    for i, item in enumerate(value):
+        if not isinstance(item, dict) or not isinstance(item.get("tool"), str):
+            raise ScenarioError(where, f"tool_call_expectations[{i}]", "needs a 'tool'")
+        out.append({k: v for k, v in item.items() if v is not None})
     return out
 
 

@@ -8,7 +8,7 @@ shapes; :mod:`vae.recordings.scenarios.schema` turns them, with the main model,
 into the one JSON Schema that ``vae validate``, the bridge's ``StartRun`` and
 editors all use.
 
-The reference bots (``bots/brains/scripted.py``, ``bots/brains/jsondb.py``) parse the same
+The reference bots (``bots/brains/scripted.py``, ``vae/tools/jsondb.py``) parse the same
 script and tool-effect format at run time; they import only the contract, so
 a test holds their keys and operations equal to the ones declared here.
 """
@@ -23,7 +23,7 @@ DB_OPERATORS = (
     "eq", "ne", "gt", "ge", "lt", "le", "in", "not_in", "contains", "not_contains",
     "len_eq", "matches", "exists", "not_exists",
 )  # fmt: skip
-#: Tool effect operations of the reference bots' JSON DB (bots/brains/jsondb.py).
+#: Tool effect operations of the reference bots' JSON DB (vae/tools/jsondb.py).
 EFFECT_OPERATIONS = ("get", "set", "append", "update", "delete", "increment")
 
 DbOperator = Literal[

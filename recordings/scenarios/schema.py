@@ -25,7 +25,7 @@ import typing
 from pathlib import Path
 from typing import Any, Literal, Union
 
-from vae.recordings.scenarios import caller, line, model, parts
+from vae.recordings.scenarios import caller, line, model, parts, tools
 from vae.recordings.scenarios.docs import CLASS_DOCS, FIELD_DOCS
 
 SCHEMA_FILE = Path(__file__).with_name("scenario.schema.json")
@@ -35,6 +35,7 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 REFINED: dict[str, Any] = {
     "Scenario.db_state_assertions": list[parts.DbStateAssertion],
     "Scenario.initialization_actions": list[parts.InitializationAction],
+    "Scenario.tool_call_expectations": list[tools.ToolCallExpectation],
     "Resources.tools": dict[str, dict[str, str] | None],
 }
 #: Extra keywords for one field.
@@ -62,7 +63,13 @@ ALIASES: dict[str, dict[str, Any]] = {
 #: like a misspelt known key (the validator reads it; JSON Schema ignores it).
 TYPO_CHECK = "x-vae-refuse-misspelt-keys"
 #: Side-section keys besides the SideSpec fields, by the dataclass describing them.
-SIDE_INLINE = (parts.ReferenceBotConfig, parts.ImportedSideKeys, caller.CallerKeys, line.LineKeys)
+SIDE_INLINE = (
+    parts.ReferenceBotConfig,
+    tools.ToolBackendKeys,
+    parts.ImportedSideKeys,
+    caller.CallerKeys,
+    line.LineKeys,
+)
 
 
 def _is_dataclass_type(tp: Any) -> bool:

@@ -242,6 +242,23 @@ class RecordingWriter(ScoringWriter, LabelWriter):
             ),
         )
 
+    async def put_final_state_keeping_context(self, fs: FinalStateRecord) -> None:
+        """Store a side's state, keeping the context history its bot already sent.
+
+        The agent's state when a tool backend served its tools is the backend's
+        (bridge_service/tools), while its LLM context is still its own.
+        """
+        await self.execute(
+            _STATE_ONLY_SQL,
+            (
+                fs.session_id,
+                str(fs.side),
+                fs.received_ns,
+                None if fs.state is None else dumps(fs.state),
+                fs.state_hash,
+            ),
+        )
+
     async def add_artifact(self, art: ArtifactRecord) -> None:
         if (p := self._private(art.run_id)) is not None:
             art = await p.artifact(art)
@@ -257,6 +274,13 @@ FINAL_STATE_SQL = (
     " context_json) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, side) DO UPDATE SET"
     " received_ns = excluded.received_ns, state_json = excluded.state_json,"
     " state_hash = excluded.state_hash, context_json = excluded.context_json"
+)
+
+_STATE_ONLY_SQL = (
+    "INSERT INTO final_states (session_id, side, received_ns, state_json, state_hash)"
+    " VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id, side) DO UPDATE SET"
+    " received_ns = excluded.received_ns, state_json = excluded.state_json,"
+    " state_hash = excluded.state_hash"
 )
 
 _SEGMENT_SQL = (

@@ -128,6 +128,12 @@ def reasons(score: ScoreRecord) -> list[str]:
         out.append(f"stop reason: {d.get('stop_reason') or 'none'}")
         if d.get("end_policy"):
             out.append(f"end policy: {d['end_policy']}")
+    elif score.signal == signals.TOOL_CALLS and score.verdict is Verdict.FAILED:
+        for row in _rows(d, "expectations"):
+            if not row.get("passed"):
+                out.append(str(row.get("reason") or f"{row.get('tool')}: {row.get('kind')}"))
+    elif score.signal == signals.CLAIMED_NOT_DONE and score.verdict is Verdict.FAILED:
+        out += [str(r["reason"]) for r in _rows(d, "claims") if r.get("reason")]
     elif score.signal == signals.HEARD_CORRECTLY and not score.error:
         out += _heard(d, score.verdict)
     elif score.signal == signals.STALLED and score.verdict is Verdict.FAILED:

@@ -13,6 +13,7 @@ from vae.scorer_service.scorers.heard import HeardScorer
 from vae.scorer_service.scorers.judge import JudgeScorer
 from vae.scorer_service.scorers.keypad import KeypadScorer
 from vae.scorer_service.scorers.timing import TimingScorer
+from vae.scorer_service.scorers.tool_calls import ToolCallsScorer
 
 SCORER_NAMES = (
     "action_match",
@@ -24,6 +25,7 @@ SCORER_NAMES = (
     "tokens",
     "heard",
     "keypad",
+    "tool_calls",
 )
 
 
@@ -46,6 +48,7 @@ def build_scorers(config: ScoringConfig, judge: JudgeClient | None) -> list[Scor
         "tokens": TokenUsageScorer(),
         "heard": HeardScorer(config.transcription.transcripts),
         "keypad": KeypadScorer(),
+        "tool_calls": ToolCallsScorer(),
     }
     if timing is not None:
         made["timing"] = timing

@@ -15,6 +15,7 @@ from vae.bridge_service.connectors.base import BotInfo, JsonPiece, SessionStartI
 from vae.bridge_service.connectors.pipecat.frames import FrameDecodeError, MessageFrame, decode
 from vae.bridge_service.connectors.pipecat.options import PipecatOptions
 from vae.bridge_service.connectors.pipecat.rtvi import as_dict
+from vae.bridge_service.connectors.tool_backend import pipecat_message
 
 LABEL = "rtvi-ai"
 
@@ -64,6 +65,9 @@ def start_messages(
         arguments = [{"name": k, "value": v} for k, v in args.items()]
         body = {"service": "context", "action": options.prompt_type, "arguments": arguments}
         out.append(rtvi("action", requests.new("prompt"), body))
+    tools_at = pipecat_message(start)
+    if tools_at is not None:  # the session's tool backend (connectors/tool_backend.py)
+        out.append(rtvi("client-message", requests.new("tool_backend"), tools_at))
     if options.send_initialization and (start.initial_state or start.initialization_actions):
         d = {
             "domain": start.domain,

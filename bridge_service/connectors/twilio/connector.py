@@ -61,6 +61,7 @@ from vae.bridge_service.connectors.base import (
     SessionEndingOut,
     SessionStartInfo,
 )
+from vae.bridge_service.connectors.tool_backend import twilio_parameters
 from vae.bridge_service.connectors.twilio import mulaw
 from vae.bridge_service.connectors.twilio.agent_line import AgentLine, mark_answered
 from vae.bridge_service.connectors.twilio.final_state import fetch_final_state
@@ -227,6 +228,7 @@ class TwilioEndpoint:
                 "session_id": message.session_id,
                 "run_id": message.run_id,
                 "role": str(message.role),
+                **twilio_parameters(message),
                 **self.custom,
             }
             try:

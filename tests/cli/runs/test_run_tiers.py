@@ -72,7 +72,7 @@ def test_the_options_become_run_options() -> None:
         "max_retries", "retry_insufficient", "retry_backoff", "pairing_timeout", "seed",
         "repeat", "share_transcripts", "first_speaker_timeout", "gate_silence", "end_policy",
         "first_speaker", "user_connector", "agent_connector", "connector_kind",
-        "connector_capacity", "connect_timeout",
+        "connector_capacity", "connect_timeout", "tool_backend",
     )}  # fmt: skip
     base.update(user_connector=(), agent_connector=(), connector_options="{}")
     plain = run_options((), {**base, "modality": None, "clock": None})
@@ -80,6 +80,9 @@ def test_the_options_become_run_options() -> None:
     fast = run_options((), {**base, "modality": "text", "clock": "virtual"})
     assert fast.modality == common_pb2.MODALITY_TEXT
     assert fast.clock == common_pb2.CLOCK_KIND_VIRTUAL
+    assert not plain.HasField("tool_backend"), "unset: the scenarios decide"
+    tools = run_options((), {**base, "modality": None, "clock": None, "tool_backend": True})
+    assert tools.HasField("tool_backend") and tools.tool_backend
 
 
 def test_bad_values_and_the_environment() -> None:

@@ -50,7 +50,7 @@ typos.yaml:16:14: agent.tool_effects.change_flight[0].op: 'sett' is not one of: 
 append, update, delete, increment; did you mean 'set'?
 typos.yaml:17:19: success_signals[0]: 'ACTON_MATCH' is not one of: ACTION_MATCH, \
 DB_STATE_MATCH, DB_STATE_ASSERTION, NL_ASSERTION, JUDGE_PASSED, CLEAN_EXIT, HEARD_CORRECTLY, \
-DTMF_RECEIVED; did you mean 'ACTION_MATCH'?
+DTMF_RECEIVED, TOOL_CALLS, CLAIMED_NOT_DONE; did you mean 'ACTION_MATCH'?
 unparsable.yaml:6:1: <document>: cannot parse: found unexpected end of stream (while \
 scanning a quoted scalar begun at line 4, column 12)"""
 

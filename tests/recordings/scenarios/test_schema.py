@@ -20,8 +20,8 @@ import jsonschema
 import pytest
 import yaml
 
-from vae.bots.brains import jsondb, scripted
-from vae.recordings.scenarios import caller, line, model, parse, parts
+from vae.bots.brains import scripted
+from vae.recordings.scenarios import caller, line, model, parse, parts, tools
 from vae.recordings.scenarios.docs import FIELD_DOCS
 from vae.recordings.scenarios.schema import (
     ALIASES,
@@ -31,6 +31,7 @@ from vae.recordings.scenarios.schema import (
     schema_text,
 )
 from vae.scorer_service.scorers import db_assertion
+from vae.tools import jsondb
 
 ROOT = Path(__file__).resolve().parents[3]
 SUITE = sorted((ROOT / "examples" / "suite").glob("*.yaml"))
@@ -42,7 +43,7 @@ DEFS: dict[str, Any] = SCHEMA["$defs"]
 def _dataclasses() -> list[type]:
     return [
         c
-        for module in (model, parts, caller, line)
+        for module in (model, parts, caller, line, tools)
         for c in vars(module).values()
         if dataclasses.is_dataclass(c) and c.__module__ == module.__name__
     ]

@@ -79,6 +79,7 @@ async def test_a_subset_rescore_never_becomes_current_unless_asked(
         "keypad",
         "timing",
         "tokens",
+        "tool_calls",
     ]
     # Overwrite would supersede the complete scoring: refused, nothing written.
     with pytest.raises(ConfigError, match="--make-current"):

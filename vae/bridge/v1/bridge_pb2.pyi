@@ -685,6 +685,7 @@ class SessionStart(_message.Message):
     TRIAL_FIELD_NUMBER: _builtins.int
     MODALITY_FIELD_NUMBER: _builtins.int
     CLOCK_FIELD_NUMBER: _builtins.int
+    TOOL_BACKEND_FIELD_NUMBER: _builtins.int
     role: _common_pb2.Role.ValueType
     domain: _builtins.str
     system_prompt: _builtins.str
@@ -743,6 +744,14 @@ class SessionStart(_message.Message):
     def receive_format(self) -> _common_pb2.AudioFormat:
         """The audio format the bridge will send this bot (echoes Join.receive_format)."""
 
+    @_builtins.property
+    def tool_backend(self) -> Global___ToolBackend:
+        """AGENT side only, when the session has a tool backend (RunOptions.tool_backend
+        or the scenario's `tool_backend: true`): where the bridge serves this
+        session's tools for the agent. Unset otherwise. docs/contract.md, "The
+        tool backend".
+        """
+
     def __init__(
         self,
         *,
@@ -764,14 +773,51 @@ class SessionStart(_message.Message):
         trial: _builtins.int = ...,
         modality: _common_pb2.Modality.ValueType = ...,
         clock: _common_pb2.ClockKind.ValueType = ...,
+        tool_backend: Global___ToolBackend | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["receive_format", b"receive_format", "session", b"session"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["receive_format", b"receive_format", "session", b"session", "tool_backend", b"tool_backend"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "domain", b"domain", "first_speaker", b"first_speaker", "frame_ms", b"frame_ms", "frames_per_message", b"frames_per_message", "initial_state_json", b"initial_state_json", "initialization_actions_json", b"initialization_actions_json", "max_duration_ms", b"max_duration_ms", "modality", b"modality", "receive_format", b"receive_format", "role", b"role", "seed", b"seed", "session", b"session", "share_transcripts", b"share_transcripts", "side_config_json", b"side_config_json", "system_prompt", b"system_prompt", "tools_json", b"tools_json", "trial", b"trial"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "domain", b"domain", "first_speaker", b"first_speaker", "frame_ms", b"frame_ms", "frames_per_message", b"frames_per_message", "initial_state_json", b"initial_state_json", "initialization_actions_json", b"initialization_actions_json", "max_duration_ms", b"max_duration_ms", "modality", b"modality", "receive_format", b"receive_format", "role", b"role", "seed", b"seed", "session", b"session", "share_transcripts", b"share_transcripts", "side_config_json", b"side_config_json", "system_prompt", b"system_prompt", "tool_backend", b"tool_backend", "tools_json", b"tools_json", "trial", b"trial"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SessionStart: _TypeAlias = SessionStart  # noqa: Y015
+
+@_typing.final
+class ToolBackend(_message.Message):
+    """A session's tool backend: the scenario's tools, served by the bridge on
+    loopback for one session only, over the protocols agents call tools with.
+    Every call it serves is recorded (event kind `tool_backend_call`), and its
+    database at the end is the agent's final state.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HTTP_URL_FIELD_NUMBER: _builtins.int
+    OPENAPI_URL_FIELD_NUMBER: _builtins.int
+    MCP_URL_FIELD_NUMBER: _builtins.int
+    http_url: _builtins.str
+    """Base URL: `POST {http_url}/tools/NAME` with the JSON arguments as body
+    answers the JSON result. For agents vae starts, also VAE_TOOLS_URL.
+    """
+    openapi_url: _builtins.str
+    """The tools as an OpenAPI 3.1 document (GET)."""
+    mcp_url: _builtins.str
+    """The same tools as an MCP server (streamable HTTP)."""
+    def __init__(
+        self,
+        *,
+        http_url: _builtins.str = ...,
+        openapi_url: _builtins.str = ...,
+        mcp_url: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["http_url", b"http_url", "mcp_url", b"mcp_url", "openapi_url", b"openapi_url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ToolBackend: _TypeAlias = ToolBackend  # noqa: Y015
 
 @_typing.final
 class TextTurn(_message.Message):
@@ -1216,6 +1262,7 @@ class RunOptions(_message.Message):
     CLOCK_FIELD_NUMBER: _builtins.int
     LINE_FIELD_NUMBER: _builtins.int
     REDACTION_JSON_FIELD_NUMBER: _builtins.int
+    TOOL_BACKEND_FIELD_NUMBER: _builtins.int
     concurrency: _builtins.int
     """Sessions at once (default 4)."""
     max_duration_s: _builtins.float
@@ -1290,6 +1337,12 @@ class RunOptions(_message.Message):
     field) when malformed or when the bridge lacks the redact extra.
     docs/privacy.md.
     """
+    tool_backend: _builtins.bool
+    """Serve each session's agent tools from a tool backend the bridge owns
+    (SessionStart.tool_backend), for every scenario of the run; a scenario
+    can also ask for one itself (`tool_backend: true`). Needs the bridge's
+    `tools` extra (pip install 'vae[tools]').
+    """
     @_builtins.property
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -1339,10 +1392,11 @@ class RunOptions(_message.Message):
         clock: _common_pb2.ClockKind.ValueType = ...,
         line: Global___LineConditions | None = ...,
         redaction_json: _builtins.str = ...,
+        tool_backend: _builtins.bool | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "line", b"line", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "user_connector", b"user_connector"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "_tool_backend", b"_tool_backend", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "line", b"line", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tool_backend", b"tool_backend", "user_connector", b"user_connector"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "clock", b"clock", "concurrency", b"concurrency", "end_policy", b"end_policy", "first_speaker", b"first_speaker", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "line", b"line", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "modality", b"modality", "pairing_timeout_s", b"pairing_timeout_s", "redaction_json", b"redaction_json", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tags", b"tags", "user_connector", b"user_connector"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "_tool_backend", b"_tool_backend", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "clock", b"clock", "concurrency", b"concurrency", "end_policy", b"end_policy", "first_speaker", b"first_speaker", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "line", b"line", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "modality", b"modality", "pairing_timeout_s", b"pairing_timeout_s", "redaction_json", b"redaction_json", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tags", b"tags", "tool_backend", b"tool_backend", "user_connector", b"user_connector"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__auto_resume_on_insufficient_turns: _TypeAlias = _typing.Literal["auto_resume_on_insufficient_turns"]  # noqa: Y015
     _WhichOneofArgType__auto_resume_on_insufficient_turns: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns"]  # noqa: Y015
@@ -1380,6 +1434,8 @@ class RunOptions(_message.Message):
     _WhichOneofArgType__share_transcripts: _TypeAlias = _typing.Literal["_share_transcripts", b"_share_transcripts"]  # noqa: Y015
     _WhichOneofReturnType__strict_match: _TypeAlias = _typing.Literal["strict_match"]  # noqa: Y015
     _WhichOneofArgType__strict_match: _TypeAlias = _typing.Literal["_strict_match", b"_strict_match"]  # noqa: Y015
+    _WhichOneofReturnType__tool_backend: _TypeAlias = _typing.Literal["tool_backend"]  # noqa: Y015
+    _WhichOneofArgType__tool_backend: _TypeAlias = _typing.Literal["_tool_backend", b"_tool_backend"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__auto_resume_on_insufficient_turns) -> _WhichOneofReturnType__auto_resume_on_insufficient_turns | None: ...
     @_typing.overload
@@ -1416,6 +1472,8 @@ class RunOptions(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__share_transcripts) -> _WhichOneofReturnType__share_transcripts | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__strict_match) -> _WhichOneofReturnType__strict_match | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tool_backend) -> _WhichOneofReturnType__tool_backend | None: ...
 
 Global___RunOptions: _TypeAlias = RunOptions  # noqa: Y015
 

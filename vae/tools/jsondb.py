@@ -1,4 +1,10 @@
-"""A small JSON database and generic tools over it, for the reference agent.
+"""A small JSON database and generic tools over it: the one meaning of ``tool_effects``.
+
+Two parts run a scenario's tools and must agree exactly: the reference agent
+(``vae bot agent``) runs them on its own copy of the DB, and the tool backend
+the bridge serves per session (``vae run --tool-backend``,
+:mod:`vae.bridge_service.tools`) runs them for an agent under test. Bots
+import only the contract, so the one implementation lives here, with no I/O.
 
 A scenario declares what each tool does as a list of *effects* under the
 side's ``tool_effects`` (examples/README.md documents the format)::
@@ -27,7 +33,15 @@ OPERATIONS = MUTATING | {"get"}
 
 
 class ToolError(Exception):
-    """A tool call that cannot be carried out; reported as the call's error."""
+    """A tool call that cannot be carried out; reported as the call's error.
+
+    ``status`` is the HTTP status a tool backend answers it with: 404 when a
+    record the call names does not exist, else 422 (the call cannot apply).
+    """
+
+    def __init__(self, message: str, status: int = 422) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -35,6 +49,8 @@ class ToolOutcome:
     result: Any
     error: str
     is_write: bool
+    #: 200, or the failing effect's :attr:`ToolError.status` (422 for a bad value).
+    status: int = 200
 
 
 def _substitute(value: Any, args: dict[str, Any]) -> Any:
@@ -80,7 +96,7 @@ class JsonDb:
                 raise ToolError(f"{part!r}: not an object")
             if part not in node:
                 if not create:
-                    raise ToolError(f"no record {part!r}")
+                    raise ToolError(f"no record {part!r}", 404)
                 node[part] = {}
             node = node[part]
         return node, parts[-1]
@@ -93,7 +109,7 @@ class JsonDb:
         if isinstance(parent, list):
             return copy.deepcopy(parent[_index(key, parent)])
         if not isinstance(parent, dict) or key not in parent:
-            raise ToolError(f"no record {key!r}")
+            raise ToolError(f"no record {key!r}", 404)
         return copy.deepcopy(parent[key])
 
     def apply(self, effect: dict[str, Any], args: dict[str, Any]) -> Any:
@@ -124,7 +140,7 @@ class JsonDb:
             target.update(value)
         elif op == "delete":
             if key not in parent:
-                raise ToolError(f"no record {key!r}")
+                raise ToolError(f"no record {key!r}", 404)
             del parent[key]
         else:  # increment
             parent[key] = parent.get(key, 0) + (1 if value is None else value)
@@ -145,9 +161,10 @@ class JsonDb:
                 out = self.apply(step, args)
                 if step.get("op") == "get":
                     result = out
-        except (ToolError, IndexError, ValueError) as exc:
+        except (ToolError, IndexError, ValueError, TypeError) as exc:
             self.state = before
-            return ToolOutcome(None, str(exc), is_write)
+            status = exc.status if isinstance(exc, ToolError) else 422
+            return ToolOutcome(None, str(exc), is_write, status)
         return ToolOutcome(result, "", is_write)
 
     def merge(self, delta: dict[str, Any]) -> None:
@@ -171,5 +188,5 @@ def _index(part: str, node: list[Any]) -> int:
     except ValueError as exc:
         raise ToolError(f"{part!r}: a list needs a numeric index") from exc
     if not -len(node) <= i < len(node):
-        raise ToolError(f"index {i} out of range")
+        raise ToolError(f"index {i} out of range", 404)
     return i

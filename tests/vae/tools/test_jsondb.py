@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vae.bots.brains.jsondb import JsonDb, ToolError
+from vae.tools.jsondb import JsonDb, ToolError
 
 EFFECTS = {
     "change_flight": [{"op": "set", "path": "bookings.{booking_id}.date", "value": "$args.date"}],

@@ -1,0 +1,36 @@
+"""How each connector tells its agent where the session's tool backend is.
+
+``SessionStart.tool_backend`` reaches a gRPC agent as a field; an agent
+behind a connector learns it the way that protocol carries session data:
+
+- Twilio Media Streams: custom parameters of the ``start`` message
+  (``tool_backend_http_url``, ``tool_backend_openapi_url``,
+  ``tool_backend_mcp_url``), where a phone agent reads the call's context;
+- pipecat: an RTVI client message ``set_tool_backend`` with ``{http_url,
+  openapi_url, mcp_url}``, sent after the prompt.
+
+Nothing is sent when the session has no tool backend (or for the user side).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vae.bridge_service.connectors.messages import SessionStartInfo
+
+#: The pipecat client message type (``{"t": ..., "d": {...}}``).
+PIPECAT_MESSAGE = "set_tool_backend"
+
+
+def twilio_parameters(start: SessionStartInfo) -> dict[str, str]:
+    """Custom parameters for the Twilio ``start`` message (empty without a backend)."""
+    if start.tool_backend is None:
+        return {}
+    return {f"tool_backend_{k}": v for k, v in start.tool_backend.to_dict().items()}
+
+
+def pipecat_message(start: SessionStartInfo) -> dict[str, Any] | None:
+    """The body of the pipecat client message (None without a backend)."""
+    if start.tool_backend is None:
+        return None
+    return {"t": PIPECAT_MESSAGE, "d": start.tool_backend.to_dict()}
