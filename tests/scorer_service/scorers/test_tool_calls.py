@@ -22,7 +22,8 @@ from vae.recordings.models import (
 )
 from vae.recordings.scenarios.parse import scenario_from_dict
 from vae.scorer_service import signals
-from vae.scorer_service.context import ScoringContext, parse_events
+from vae.scorer_service.context import ScoringContext
+from vae.scorer_service.context_load import parse_events
 from vae.scorer_service.ledger.reasons import reasons
 from vae.scorer_service.scorers.tool_calls import ToolCallsScorer
 
