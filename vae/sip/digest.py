@@ -40,9 +40,7 @@ def _h(algorithm: str, text: str) -> str:
     return _HASHES[algorithm](text.encode("utf-8")).hexdigest()
 
 
-def answer(
-    header: str, method: str, uri: str, creds: Credentials, nonce_count: int = 1
-) -> str:
+def answer(header: str, method: str, uri: str, creds: Credentials, nonce_count: int = 1) -> str:
     """The ``Authorization``/``Proxy-Authorization`` value answering challenge ``header``."""
     try:
         challenge = AuthChallenge.parse(header)

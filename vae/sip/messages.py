@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import secrets
 
-from sipmessage import Message, Request, Response, URI
+from sipmessage import URI, Message, Request, Response
 
 MAX_MESSAGE = 32 * 1024
 MANDATORY = ("Via", "From", "To", "Call-ID", "CSeq")
@@ -156,12 +156,12 @@ def response(
     for value in req.headers.getlist("Via"):
         resp.headers.add("Via", value)
     for name in ("From", "To", "Call-ID", "CSeq"):
-        value = req.headers.get(name)
-        if value is None:
+        found = req.headers.get(name)
+        if found is None:
             continue
-        if name == "To" and to_tag and ";tag=" not in value:
-            value = f"{value};tag={to_tag}"
-        resp.headers.add(name, value)
+        if name == "To" and to_tag and ";tag=" not in found:
+            found = f"{found};tag={to_tag}"
+        resp.headers.add(name, found)
     for name, value in headers or []:
         resp.headers.add(name, value)
     if content_type:

@@ -115,7 +115,7 @@ def parse(body: bytes) -> MediaDescription:
     except UnicodeDecodeError as exc:
         raise SdpError("SDP is not UTF-8 text") from exc
     session_host = media_host = ""
-    port, formats = -1, ()
+    port, formats = -1, tuple[int, ...]()
     rtpmap: dict[int, tuple[str, int]] = {}
     direction, ptime, in_audio, seen_audio = "sendrecv", PTIME_MS, False, False
     for raw in text.splitlines():
