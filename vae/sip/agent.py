@@ -41,6 +41,8 @@ from vae.sip.transactions import LINGER_S, ClientTransaction, ServerTransaction,
 from vae.sip.transport import Peer, SipTransport
 
 log = logging.getLogger("vae.sip.agent")
+#: Seconds a closing agent waits for the answers to the calls it cancelled.
+CANCEL_WAIT_S = 2.0
 
 
 def peer_of(uri: str, transport: str = "udp") -> Peer:
@@ -213,7 +215,10 @@ class UserAgent:
             sdp.choose(offer)
         except sdp.SdpError as exc:
             tx.respond(488, to_tag=new_tag(), headers=[("Warning", f'399 vae "{exc}"')])
-            log.info("refused INVITE %s: %s", req.call_id, exc)
+            what = f"refused an INVITE from {tx.peer} with 488: {exc}"
+            log.info("%s", what)
+            if self.on_refused is not None:
+                self.on_refused(what, tx.peer)
             return
         incoming = IncomingCall(self, req, tx, offer)
         self.incoming[incoming.key] = incoming
@@ -291,9 +296,14 @@ class UserAgent:
             call.close()
         for incoming in list(self.incoming.values()):
             incoming.reject(480, "Shutting Down")
+        waiting = []
         for placed in list(self.placed.values()):
             if placed.ack is None:
                 self.abandon(placed)
+                if placed.tx is not None and not placed.tx.final.done():
+                    waiting.append(placed.tx.final)
+        if waiting:  # a 2xx crossing our CANCEL is still ACKed and hung up before we go
+            await asyncio.wait(waiting, timeout=CANCEL_WAIT_S)
         await asyncio.sleep(0)  # let the last datagrams leave
         self.layer.close()
         await self.transport.close()

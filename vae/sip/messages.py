@@ -27,7 +27,7 @@ import secrets
 
 from sipmessage import URI, Message, Request, Response
 
-MAX_MESSAGE = 32 * 1024
+MAX_MESSAGE = 60 * 1024
 MANDATORY = ("Via", "From", "To", "Call-ID", "CSeq")
 PHRASES = {
     100: "Trying", 180: "Ringing", 183: "Session Progress", 200: "OK",
