@@ -29,10 +29,11 @@ import gc
 import logging
 import signal
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from vae import __version__
 from vae.bridge_service.config import BridgeSettings
-from vae.bridge_service.connectors.sip.listen import InboundListener, start_listener, stop_listener
+from vae.bridge_service.connectors.sip.listen import start_listener, stop_listener
 from vae.bridge_service.edge.registration import SERVICE_NAME, register
 from vae.bridge_service.edge.servicer import BridgeServicer
 from vae.bridge_service.edge.servicer_converse import ConverseHandler
@@ -46,6 +47,9 @@ from vae.bridge_service.workers.process import WorkerLaunch
 from vae.recordings.backends.locator import StoreRef, locate
 from vae.recordings.write.writer import RecordingWriter, open_writer
 from vae.serving import RunningServer, TlsFiles, start_server
+
+if TYPE_CHECKING:
+    from vae.bridge_service.connectors.sip.inbound import InboundListener
 
 log = logging.getLogger("vae.bridge")
 

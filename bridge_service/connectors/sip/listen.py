@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from vae.bridge_service.connectors.sip.inbound import InboundListener
 
-__all__ = ["InboundListener", "parse_listen", "start_listener", "stop_listener"]
+__all__ = ["parse_listen", "start_listener", "stop_listener"]
 
 
 def parse_listen(value: str) -> tuple[str, int]:
