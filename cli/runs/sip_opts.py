@@ -9,12 +9,14 @@ connector option (``rtp_timeout_s``) and is recorded like the others.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from vae.bridge.v1 import bridge_pb2
+if TYPE_CHECKING:
+    from vae.bridge.v1 import bridge_pb2
 
 SIP_KINDS = ("sip", "sip-inbound")
 
@@ -70,3 +72,9 @@ def apply_sip(cfg: bridge_pb2.ConnectorConfig, opts: dict[str, Any]) -> None:
         options = json.loads(cfg.options_json or "{}")
         options.setdefault("rtp_timeout_s", float(opts["sip_rtp_timeout"]))
         cfg.options_json = json.dumps(options)
+
+
+def sip_code(stop_detail: str) -> int | None:
+    """The SIP status a stop detail names (``... SIP 486 Busy Here: ...``), else None."""
+    found = re.search(r"\bSIP ([1-6]\d\d) ", stop_detail or "")
+    return int(found.group(1)) if found else None

@@ -51,6 +51,7 @@ class JitterBuffer:
         self._last_ext: int | None = None
         self._chunks: dict[int, np.ndarray] = {}
         self._underrun = 0
+        self._playing = False
 
     def _extend(self, timestamp: int) -> int:
         """The 32-bit timestamp unwrapped next to the last one seen."""
@@ -107,7 +108,9 @@ class JitterBuffer:
                 del self._chunks[key]
         self._pos = end
         if self._chunks or filled:
-            self.stats.lost_samples += n - filled
+            if self._playing:  # the delay before the first packet is no loss
+                self.stats.lost_samples += n - filled
+            self._playing = self._playing or filled > 0
             self._underrun = 0
         else:
             self._underrun += n
