@@ -167,3 +167,63 @@ def challenge(user: str, password: str) -> str:
     body += '\n  <recv request="ACK" next="end" />\n  <label id="good" />'
     body += _answered() + _BYE_IN + '\n  <label id="end" />'
     return scenario("digest challenge", body)
+
+
+def calling_agent(greet_ms: int, message_ms: int, message_file: str = "") -> str:
+    """An outbound agent: calls ``[service]`` (the dialled user part: a scenario's name) at
+    the remote address, waits ``greet_ms``, plays ``message_file`` (an 8 kHz mu-law WAV) for
+    ``message_ms`` (none: it hangs up at once), then sends BYE."""
+    speak = ""
+    if message_file:
+        speak = f"""
+  <nop><action><exec rtp_stream="{message_file},1,0" /></action></nop>
+  <pause milliseconds="{message_ms}" />"""
+    return scenario(
+        "calling agent",
+        f"""
+  <send retrans="500">
+    <![CDATA[
+INVITE sip:[service]@[remote_ip]:[remote_port] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:agent@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+To: <sip:[service]@[remote_ip]:[remote_port]>
+Call-ID: [call_id]
+CSeq: 1 INVITE
+{CONTACT}Max-Forwards: 70
+Content-Type: application/sdp
+Content-Length: [len]
+
+{sdp()}]]>
+  </send>
+  <recv response="100" optional="true" />
+  <recv response="180" optional="true" />
+  <recv response="200" rtd="true" rrs="true" />
+  <send>
+    <![CDATA[
+ACK [next_url] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:agent@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+To: <sip:[service]@[remote_ip]:[remote_port]>[peer_tag_param]
+Call-ID: [call_id]
+CSeq: 1 ACK
+Max-Forwards: 70
+Content-Length: 0
+
+]]>
+  </send>
+  <pause milliseconds="{greet_ms}" />{speak}
+  <send retrans="500">
+    <![CDATA[
+BYE [next_url] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:agent@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+To: <sip:[service]@[remote_ip]:[remote_port]>[peer_tag_param]
+Call-ID: [call_id]
+CSeq: 2 BYE
+Max-Forwards: 70
+Content-Length: 0
+
+]]>
+  </send>
+  <recv response="200" />""",
+    )
