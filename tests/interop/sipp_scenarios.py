@@ -227,3 +227,26 @@ Content-Length: 0
   </send>
   <recv response="200" />""",
     )
+
+
+def answer_playing(pcap: str) -> str:
+    """Answers, then plays the RTP of ``pcap`` (its timing, its SSRCs) and waits for BYE."""
+    body = _INVITE_IN + _answered()
+    body += f'\n  <nop><action><exec play_pcap_audio="{pcap}" /></action></nop>' + _BYE_IN
+    return scenario("answer playing a capture", body)
+
+
+def pcap(path: Path, packets: list[tuple[float, bytes]], dst_port: int = 6000) -> Path:
+    """A capture of UDP datagrams (time in s, RTP bytes) on Ethernet, as SIPp replays them."""
+    import struct
+
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
+    for when, payload in packets:
+        udp = struct.pack("!HHHH", 6000, dst_port, 8 + len(payload), 0) + payload
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
+                         bytes([127, 0, 0, 1]), bytes([127, 0, 0, 1])) + udp  # fmt: skip
+        frame = bytes(12) + b"\x08\x00" + ip
+        sec, usec = int(when), int((when - int(when)) * 1_000_000)
+        out.append(struct.pack("<IIII", sec, usec, len(frame), len(frame)) + frame)
+    path.write_bytes(b"".join(out))
+    return path
