@@ -83,10 +83,11 @@ class Sipp:
 @contextlib.asynccontextmanager
 async def sipp(
     tmp_path: Path, text: str, *args: str, name: str = "far_end", calls: int = 1,
-    client_to: str = "",
+    client_to: str = "", port: int = 0,
 ) -> AsyncIterator[Sipp]:  # fmt: skip
-    """SIPp running scenario ``text`` on a free loopback port (``client_to``: it calls there)."""
-    port, media = free_udp_port(), free_udp_port()
+    """SIPp running scenario ``text`` on ``port`` (default: a free one) of loopback
+    (``client_to``: it calls there)."""
+    port, media = port or free_udp_port(), free_udp_port()
     scenario = write(tmp_path / f"{name}.xml", text)
     trace = tmp_path / f"{name}_messages.log"
     argv = ["sipp", *([client_to] if client_to else []), "-sf", str(scenario),

@@ -250,3 +250,27 @@ def pcap(path: Path, packets: list[tuple[float, bytes]], dst_port: int = 6000) -
         out.append(struct.pack("<IIII", sec, usec, len(frame), len(frame)) + frame)
     path.write_bytes(b"".join(out))
     return path
+
+
+def register(user: str) -> str:
+    """REGISTER ``user`` at the remote registrar (digest from ``-au``/``-ap``), then exit."""
+    req = """
+  <send retrans="500">
+    <![CDATA[
+REGISTER sip:[remote_ip]:[remote_port] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:{user}@[remote_ip]>;tag=[pid]r[call_number]
+To: <sip:{user}@[remote_ip]>
+Call-ID: [call_id]
+CSeq: {cseq} REGISTER
+Contact: <sip:{user}@[local_ip]:[local_port]>
+Expires: 300
+Max-Forwards: 70
+{auth}Content-Length: 0
+
+]]>
+  </send>"""
+    return scenario("register", req.format(user=user, cseq=1, auth="")
+                    + '\n  <recv response="401" auth="true" />'
+                    + req.format(user=user, cseq=2, auth="[authentication]\n")
+                    + '\n  <recv response="200" />')  # fmt: skip
