@@ -161,3 +161,17 @@ async def test_a_reinvite_moves_the_media_and_the_call_goes_on(
     moved = [p["message"] for p in logs if p.get("sip_event") == "reinvite"]
     assert moved and re.search(r"media now PCMA to 127\.0\.0\.1:\d+", moved[0])
     assert_loopback_only(far.messages())
+
+
+async def test_no_rtp_for_the_rtp_timeout_ends_the_call(
+    tmp_path: Path, bridge: BridgeServer, bridge_stub: bridge_pb2_grpc.BridgeServiceStub,
+    db_path: Path,
+) -> None:  # fmt: skip
+    async with sipp(tmp_path, sc.answer()) as far:  # answers, then sends no RTP at all
+        run_id, _ = await run_through(bridge, bridge_stub, [caller_scenario("silent", 20)],
+                                      connector(far.uri, rtp_timeout_s=1.5))  # fmt: skip
+        assert await far.finished() == 0, far.messages()  # and it got our BYE
+    with RecordingReader(db_path) as r:
+        (s,) = r.sessions(run_id)
+    assert s.stop_reason == "sip_rtp_timeout" and "no RTP from the agent" in s.stop_detail
+    assert s.duration_s < 5
