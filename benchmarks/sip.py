@@ -252,8 +252,8 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
                 uri = await ready
                 for n in args.sizes:
                     for transport in ("grpc", "sip"):
-                        row = await measure(address, bridge.pid, n, args.seconds,
-                                            uri if transport == "sip" else "", agent_ears)  # fmt: skip
+                        via = uri if transport == "sip" else ""
+                        row = await measure(address, bridge.pid, n, args.seconds, via, agent_ears)
                         rows.append(row)
                         say(json.dumps(row))
                 stop.set()
