@@ -177,6 +177,7 @@ async def test_rtp_oddities_are_recorded_and_the_call_goes_on(
     assert {"rtp_ssrc_change", "rtp_foreign_source"} <= kinds, logs
 
 
+@pytest.mark.serial  # the flood is load of its own: run alone, after the rest
 async def test_an_rtp_flood_ends_its_session_and_spares_the_other(
     tmp_path: Path, bridge: BridgeServer, bridge_stub: bridge_pb2_grpc.BridgeServiceStub,
     db_path: Path,
