@@ -18,11 +18,12 @@ What lives here, bottom to top:
 - I/O on asyncio, callbacks and futures only (no task of their own):
   :mod:`.transport` (UDP and TCP), :mod:`.transactions` (RFC 3261 §17 client
   and server transactions and their timers), :mod:`.media` (one call's RTP
-  stream), :mod:`.call` (one dialog), :mod:`.agent` (a user agent: calls out,
-  takes calls, registers).
+  stream), :mod:`.call` (one dialog), :mod:`.agent` (a user agent: takes
+  calls, routes what arrives), :mod:`.outgoing` (placing a call).
 
-Everything that parses SIP needs the ``sipmessage`` package: ``pip install
-'vae[sip]'`` (:func:`require` says so when it is missing).
+Everything that parses SIP needs the ``sipmessage`` package, imported once in
+:mod:`.sipmsg`: without ``pip install 'vae[sip]'`` importing any of these
+raises :class:`SipUnavailable` (an ``ImportError``) saying so.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from __future__ import annotations
 EXTRA_HINT = "SIP needs the sip extra: pip install 'vae[sip]'"
 
 
-class SipUnavailable(RuntimeError):
-    """The ``sip`` extra is not installed."""
+class SipUnavailable(ImportError):
+    """The ``sip`` extra is not installed (an ImportError, so importers treat it as one)."""
 
 
 def require() -> None:

@@ -21,8 +21,6 @@ import logging
 import secrets
 from collections.abc import Callable
 
-from sipmessage import URI, Request, Response
-
 from vae import __version__
 from vae.sip import sdp
 from vae.sip.call import (
@@ -37,6 +35,7 @@ from vae.sip.call import (
 )
 from vae.sip.media import RtpStream
 from vae.sip.messages import BadMessage, SipMessage, new_branch, new_tag, response, tag_of, to_bytes
+from vae.sip.sipmsg import URI, Request, Response
 from vae.sip.transactions import LINGER_S, ClientTransaction, ServerTransaction, TransactionLayer
 from vae.sip.transport import Peer, SipTransport
 

@@ -20,11 +20,10 @@ import logging
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from sipmessage import Request, Response
-
 from vae.sip import sdp
 from vae.sip.media import MediaNotice, RtpStream
 from vae.sip.messages import new_branch, request, tag_of, to_bytes, uri_of
+from vae.sip.sipmsg import Request, Response
 from vae.sip.transactions import T1, T2, ClientTransaction, ServerTransaction, TransactionLayer
 from vae.sip.transport import Peer, SipTransport
 

@@ -16,7 +16,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from sipmessage import AuthChallenge
+from vae.sip.sipmsg import AuthChallenge
 
 _HASHES = {"MD5": hashlib.md5, "SHA-256": hashlib.sha256}
 #: Parameters sent as tokens, unquoted (RFC 2617 §3.2.2).

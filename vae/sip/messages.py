@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import secrets
 
-from sipmessage import URI, Message, Request, Response
+from vae.sip.sipmsg import URI, Message, Request, Response
 
 MAX_MESSAGE = 60 * 1024
 MANDATORY = ("Via", "From", "To", "Call-ID", "CSeq")

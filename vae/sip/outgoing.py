@@ -25,13 +25,12 @@ import contextlib
 import secrets
 from collections.abc import Callable
 
-from sipmessage import Request, Response
-
 from vae.sip import digest, sdp
 from vae.sip.agent import UserAgent, peer_of
 from vae.sip.call import Call, Placed, ack_for, dialog_from_response, fresh_via
 from vae.sip.media import RtpStream
 from vae.sip.messages import new_tag, request, to_bytes, uri_of
+from vae.sip.sipmsg import Request, Response
 from vae.sip.transport import Peer
 
 #: Seconds the INVITE's final answer is still awaited after a CANCEL.

@@ -22,9 +22,8 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from sipmessage import Request, Response
-
 from vae.sip.messages import response, to_bytes
+from vae.sip.sipmsg import Request, Response
 from vae.sip.transport import Peer, SipTransport
 
 if TYPE_CHECKING:

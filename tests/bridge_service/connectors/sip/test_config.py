@@ -112,3 +112,31 @@ def test_credentials_go_to_secrets_and_are_never_recorded() -> None:
 def test_sip_code_from_a_stop_detail() -> None:
     assert sip_code("connector: SIP 486 Busy Here: the far end answered") == 486
     assert sip_code("no SIP here") is None
+
+
+def test_without_the_extra_the_bridge_starts_and_sip_says_what_to_install() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['sipmessage'] = None\n"
+        "import vae.bridge_service.server, vae.cli.runs.run_cmd, vae.cli.servers.bot_cmd\n"
+        "from vae.bridge_service.connectors.base import ConnectorConfig, check_connector\n"
+        "try:\n    check_connector(ConnectorConfig('sip', 'sip:a@127.0.0.1'))\n"
+        "except Exception as exc:\n    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "pip install 'vae[sip]'" in done.stdout
+
+
+@pytest.mark.parametrize("argv", [["bridge", "serve", "--sip-listen", "nowhere"],
+                                  ["bot", "agent", "--sip-listen", "nowhere:x"]])  # fmt: skip
+def test_a_bad_listen_address_is_a_usage_error(argv: list[str]) -> None:
+    from click.testing import CliRunner
+
+    from vae.cli.main import vae
+
+    done = CliRunner().invoke(vae, argv)
+    assert done.exit_code == 2 and "HOST:PORT" in done.output, done.output
