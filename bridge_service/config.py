@@ -58,6 +58,14 @@ class StopReason(enum.StrEnum):
     WORKER_LOST = "worker_lost"
     #: The bridge serving it for another bridge's run died or stopped (``--share-runs``).
     BRIDGE_LOST = "bridge_lost"
+    #: SIP (``connectors.sip``): the call was refused or never answered, or its RTP stopped.
+    SIP_BUSY = "sip_busy"
+    SIP_NOT_FOUND = "sip_not_found"
+    SIP_NO_ANSWER = "sip_no_answer"
+    SIP_DECLINED = "sip_declined"
+    SIP_SERVER_ERROR = "sip_server_error"
+    SIP_AUTH_FAILED = "sip_auth_failed"
+    SIP_RTP_TIMEOUT = "sip_rtp_timeout"
 
 
 @dataclass(frozen=True)
@@ -142,6 +150,10 @@ class RunSettings:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["end_policy"] = str(self.end_policy)
+        for key in ("user_connector", "agent_connector"):
+            if isinstance(data.get(key), dict):  # never recorded: secrets, the dial's session
+                data[key].pop("secrets", None)
+                data[key].pop("session", None)
         return data
 
     @classmethod

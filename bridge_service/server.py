@@ -14,6 +14,9 @@ processes on the same host and hands them the sessions of bots that follow
 redirects; :meth:`stop` ends every session first (the workers' too), then
 stops the workers, then itself.
 
+With ``sip_listen`` (``host:port``) it takes agents' SIP calls there for runs
+with ``--agent-connector sip-inbound:`` (``vae.bridge_service.connectors.sip``).
+
 With ``share_runs`` (a PostgreSQL store only) it serves runs together with
 every other bridge of the store that shares them (``vae.bridge_service.shared``).
 """
@@ -26,9 +29,11 @@ import gc
 import logging
 import signal
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from vae import __version__
 from vae.bridge_service.config import BridgeSettings
+from vae.bridge_service.connectors.sip.listen import start_listener, stop_listener
 from vae.bridge_service.edge.registration import SERVICE_NAME, register
 from vae.bridge_service.edge.servicer import BridgeServicer
 from vae.bridge_service.edge.servicer_converse import ConverseHandler
@@ -42,6 +47,9 @@ from vae.bridge_service.workers.process import WorkerLaunch
 from vae.recordings.backends.locator import StoreRef, locate
 from vae.recordings.write.writer import RecordingWriter, open_writer
 from vae.serving import RunningServer, TlsFiles, start_server
+
+if TYPE_CHECKING:
+    from vae.bridge_service.connectors.sip.inbound import InboundListener
 
 log = logging.getLogger("vae.bridge")
 
@@ -63,8 +71,12 @@ class BridgeServer:
         event_loop: str = "asyncio",
         log_level: str = "warning",
         share_runs: bool = False,
+        sip_listen: str = "",
     ) -> None:
         self.db_path = locate(db_path)
+        #: host:port where agents' SIP calls are taken (``connectors.sip.inbound``); "" for none.
+        self.sip_listen = sip_listen
+        self.sip: InboundListener | None = None
         if share_runs and not self.db_path.is_postgres:
             raise ValueError(SHARE_NEEDS_POSTGRES)
         #: Serve runs together with the other bridges of the store (``vae.bridge_service.shared``).
@@ -114,6 +126,8 @@ class BridgeServer:
             raise
         self.identity.address = self.address
         try:
+            if self.sip_listen:
+                self.sip = await start_listener(self.sip_listen)
             if self.worker_count > 1:
                 await self._start_workers()
             if self.share_runs:
@@ -151,7 +165,10 @@ class BridgeServer:
         if self.shared is not None:
             self.shared.quiesce(self.address)
         if self.runs is not None:
-            await self.runs.shutdown()
+            await self.runs.shutdown()  # every call hung up with its session
+        if self.sip is not None:
+            await stop_listener(self.sip)
+            self.sip = None
         if self.shared is not None:
             await self.shared.stop()
             self.shared = None
@@ -182,6 +199,7 @@ async def serve(
     event_loop: str = "asyncio",
     log_level: str = "warning",
     share_runs: bool = False,
+    sip_listen: str = "",
 ) -> None:
     """Serve until SIGINT/SIGTERM, then shut down gracefully."""
     settings = replace(settings or BridgeSettings(), address=address)
@@ -194,6 +212,7 @@ async def serve(
         event_loop=event_loop,
         log_level=log_level,
         share_runs=share_runs,
+        sip_listen=sip_listen,
     )
     await server.start()
     stop = asyncio.Event()
@@ -207,6 +226,8 @@ async def serve(
         print(
             f"  and {workers} worker processes for bots that follow redirects: {shown}", flush=True
         )
+    if server.sip is not None:
+        print(f"  taking agents' SIP calls at sip:{server.sip.address} (sip-inbound:)", flush=True)
     if server.shared is not None:
         print("  sharing runs with every bridge on this database that shares runs", flush=True)
     if ready is not None:

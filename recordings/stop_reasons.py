@@ -98,6 +98,25 @@ TABLE: tuple[StopReasonInfo, ...] = (
         "another bridge sharing the database served the session and died or stopped mid-call",
         _RERUN,
     ),
+    StopReasonInfo("sip_busy", False, "the SIP agent was busy (486, 600)", _RERUN),
+    StopReasonInfo("sip_not_found", False, "the SIP address does not exist (404)", _RERUN),
+    StopReasonInfo(
+        "sip_no_answer",
+        False,
+        "the SIP call was not answered (408, 480, the ring timeout, no response)",
+        _RERUN,
+    ),
+    StopReasonInfo("sip_declined", False, "the SIP agent declined the call (603)", _RERUN),
+    StopReasonInfo("sip_server_error", False, "the SIP agent failed (5xx)", _RERUN),
+    StopReasonInfo(
+        "sip_auth_failed",
+        False,
+        "SIP digest authentication failed (credentials refused, or none given)",
+        _RERUN,
+    ),
+    StopReasonInfo(
+        "sip_rtp_timeout", False, "no RTP from the SIP agent for the RTP timeout", _RERUN
+    ),
 )
 
 BY_NAME: dict[str, StopReasonInfo] = {info.name: info for info in TABLE}

@@ -33,7 +33,8 @@ Writing a connector:
 
    The target is imported lazily, the first time a run uses that kind, so a
    connector's optional dependencies cost nothing when it is unused. The
-   built-in kinds are ``pipecat``, ``twilio`` and ``fake`` (for tests). Give
+   built-in kinds are ``pipecat``, ``twilio``, ``sip`` (calling an agent),
+   ``sip-inbound`` (taking an agent's call) and ``fake`` (for tests). Give
    ``check=`` a function ``(ConnectorConfig) -> None`` (or its
    ``"module:function"`` path) that raises :class:`ConnectorOptionsError` for
    wrong options or URLs: StartRun calls it (:func:`check_connector`), so a
@@ -104,6 +105,7 @@ __all__ = [
     "BotProtocolError",
     "BotText",
     "BridgeOutput",
+    "CallRefused",
     "Capabilities",
     "Check",
     "ClockAck",
@@ -112,6 +114,7 @@ __all__ = [
     "ConnectorError",
     "ConnectorOptionsError",
     "Dial",
+    "DialFor",
     "DtmfOut",
     "FinalStatePart",
     "JsonPiece",
@@ -159,6 +162,28 @@ class ConnectorOptionsError(ConnectorError):
     """The connector's options are wrong: retrying cannot help, the run fails at once."""
 
 
+class CallRefused(ConnectorError):
+    """The bot was reached and refused or never answered the call (a SIP final response).
+
+    Not retried by the pool: the attempt ends at once with ``stop_reason`` (a
+    :class:`~vae.bridge_service.config.StopReason` value) and this message as its detail.
+    """
+
+    def __init__(self, stop_reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.stop_reason = stop_reason
+
+
+@dataclass(frozen=True, slots=True)
+class DialFor:
+    """The session a dial is for (SIP puts it in headers; an inbound call is matched by it)."""
+
+    run_id: str
+    session_id: str
+    scenario_name: str
+    attempt: int = 1
+
+
 class SideEndpoint(Protocol):
     """One bot taking part in one session, as the session sees it."""
 
@@ -196,6 +221,11 @@ class ConnectorConfig:
     capacity: int = 1
     #: Seconds a refused or dropped connection is retried (see ``pool``).
     connect_timeout_s: float = 30.0
+    #: Values the connector needs and vae never records, logs or returns (a SIP
+    #: password): kept in memory for the run only (``RunSettings.to_dict`` drops them).
+    secrets: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    #: Set on the copy handed to each dial (never recorded): the session it is for.
+    session: DialFor | None = field(default=None, compare=False)
 
     @property
     def urls(self) -> list[str]:
@@ -210,10 +240,15 @@ _registry: dict[str, str | Dial] = {
     "pipecat": "vae.bridge_service.connectors.pipecat.connector:dial",
     "fake": "vae.bridge_service.connectors.fake:dial",
     "twilio": "vae.bridge_service.connectors.twilio.connector:dial",
+    # SIP's control messages (INFO packages) are protobuf JSON: the edge converts them.
+    "sip": "vae.bridge_service.edge.sip_wire:dial",
+    "sip-inbound": "vae.bridge_service.edge.sip_wire:take_call",
 }
 _checks: dict[str, str | Check] = {
     "pipecat": "vae.bridge_service.connectors.pipecat.connector:check_config",
     "twilio": "vae.bridge_service.connectors.twilio.connector:check_config",
+    "sip": "vae.bridge_service.connectors.sip.outbound:check_config",
+    "sip-inbound": "vae.bridge_service.connectors.sip.inbound:check_config",
 }
 
 

@@ -57,6 +57,14 @@ _by_kind: dict[str, tuple[Capabilities, str]] = {
         "Twilio Media Streams carries only audio (mu-law media), in real time: no text turns"
         " and no virtual clock",
     ),
+    "sip": (
+        Capabilities(),
+        "a SIP call carries audio (G.711 RTP) in real time: no text turns and no virtual clock",
+    ),
+    "sip-inbound": (
+        Capabilities(),
+        "a SIP call carries audio (G.711 RTP) in real time: no text turns and no virtual clock",
+    ),
 }
 
 

@@ -14,9 +14,10 @@ connector kind:
   loaded one is taken) — waiting for a bot that is busy with another session
   is normal and never fails an attempt;
 - a refused or dropped connection (any failure to dial or hand-shake except
-  wrong options) frees the slot and is retried, on the pool's other free
-  endpoints first, with backoff (0.2 s doubling to 5 s) for
-  ``connect_timeout_s`` counted from the first failure; then
+  wrong options, or a call the bot answered with a refusal: ``CallRefused``)
+  frees the slot and is retried, on the pool's other free endpoints first,
+  with backoff (0.2 s doubling to 5 s) for ``connect_timeout_s`` counted from
+  the first failure; then
   :class:`ConnectorError` says which URLs failed and why, and the run records
   the attempt as ``connector_failed``;
 - the slot is released when the endpoint is closed. The waiting has no
@@ -37,6 +38,7 @@ from vae.bridge_service.connectors.base import (
     BotInput,
     BotProtocolError,
     BridgeOutput,
+    CallRefused,
     ConnectorConfig,
     ConnectorError,
     ConnectorOptionsError,
@@ -119,8 +121,8 @@ class ConnectorPools:
             url = await self._acquire(config)
             try:
                 endpoint = await dial(replace(config, url=url), role)
-            except ConnectorOptionsError:
-                await self.release(url)
+            except (ConnectorOptionsError, CallRefused):
+                await self.release(url)  # wrong options, or a call answered "no": never retried
                 raise
             except Exception as exc:
                 await self.release(url)

@@ -95,6 +95,7 @@ def _connector(cfg: bridge_pb2.ConnectorConfig, field: str) -> ConnectorConfig |
         list(cfg.pool_urls),
         cfg.capacity if cfg.HasField("capacity") else 1,
         cfg.connect_timeout_s if cfg.HasField("connect_timeout_s") else 30.0,
+        dict(cfg.secrets),
     )
     try:
         check_connector(config)  # wrong options or URLs: refused now, not at every dial

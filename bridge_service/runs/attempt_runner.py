@@ -36,6 +36,7 @@ from vae.bridge_service.identity import BridgeIdentity
 from vae.bridge_service.replay.source import open_replay, record_link
 from vae.bridge_service.runs.attempt import Session, SessionResult
 from vae.bridge_service.runs.attempt_report import emit_ended, emit_started, record_unrun
+from vae.bridge_service.runs.dial import dial_for, refusal_reason
 from vae.bridge_service.runs.dispatch import Dispatch, LiveSession, NotRun, SharedQueue
 from vae.bridge_service.runs.model import RunState
 from vae.bridge_service.runs.pairing import PairingPool, PairingTimeout
@@ -99,13 +100,14 @@ class AttemptRunner:
         return work.result()
 
     async def _endpoints(
-        self, run: RunState, preset: SideEndpoint | None = None
+        self, run: RunState, preset: SideEndpoint | None = None, plan: SessionPlan | None = None
     ) -> dict[Side, SideEndpoint]:
         s = run.settings
         dialled: dict[Side, SideEndpoint] = {} if preset is None else {preset.role: preset}
         try:
             for side, config in ((Side.USER, s.user_connector), (Side.AGENT, s.agent_connector)):
                 if config is not None and side not in dialled:
+                    config = dial_for(config, plan)
                     dialled[side] = await self._until_cancelled(
                         run, self.connectors.dial(config, side)
                     )
@@ -141,13 +143,14 @@ class AttemptRunner:
         try:
             # A replay plays the user side itself (vae.bridge_service.replay).
             replayed = await open_replay(run.settings, plan, self.writer.path)
-            endpoints = await self._endpoints(run, replayed)
+            endpoints = await self._endpoints(run, replayed, plan)
         except PairingTimeout as exc:
             why = StopReason.BOT_UNSUPPORTED if exc.unsupported else StopReason.PEER_NEVER_JOINED
             return await record_unrun(self.writer, run, plan, why, str(exc))
         except ConnectorError as exc:
             detail = f"connector: {exc}"
-            return await record_unrun(self.writer, run, plan, StopReason.CONNECTOR_FAILED, detail)
+            why = refusal_reason(exc)  # a SIP final answer (busy, not found...) or connector_failed
+            return await record_unrun(self.writer, run, plan, why, detail)
         except (RunCancelled, asyncio.CancelledError):
             raise
         except Exception as exc:

@@ -29,8 +29,14 @@ class EndRequest:
     graceful: bool = False
 
 
+#: EndConversation kinds only connectors send: the call's media died (``connectors.sip``).
+CONNECTOR_KINDS = {str(StopReason.SIP_RTP_TIMEOUT): StopReason.SIP_RTP_TIMEOUT}
+
+
 def end_request_for(side: Side, kind: str, reason_text: str) -> EndRequest:
     """The end a bot's EndConversation asks for (decided by who sent it)."""
+    if kind in CONNECTOR_KINDS:
+        return EndRequest(CONNECTOR_KINDS[kind], reason_text)
     if kind == BOT_ERROR_KIND:
         return EndRequest(StopReason.BOT_ERROR, f"the {side} bot failed: {reason_text}")
     if side is Side.AGENT:

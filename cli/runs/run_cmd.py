@@ -22,6 +22,7 @@ from vae.cli.common import json_option, log_level_option, setup_logging, token_o
 from vae.cli.redaction import load, redact_config_option
 from vae.cli.runs.replay_opts import replay_options
 from vae.cli.runs.run_gate import run_gate_options
+from vae.cli.runs.sip_opts import sip_options
 
 
 @click.command("run")
@@ -155,13 +156,16 @@ from vae.cli.runs.run_gate import run_gate_options
     "--agent-connector",
     multiple=True,
     help="Dial the agent bot at this URL (ws://127.0.0.1:8765: pipecat; "
-    "twilio+ws://127.0.0.1:8765/ws: Twilio Media Streams). Repeat for a pool.",
+    "twilio+ws://127.0.0.1:8765/ws: Twilio Media Streams; sip:USER@HOST[:PORT]"
+    "[;transport=udp|tcp]: call a SIP agent; sip-inbound: take the agent's SIP call at the"
+    " bridge's --sip-listen address). Repeat for a pool.",
 )
 @click.option(
     "--connector-kind",
     default=None,
     help="Connector kind for --user-connector/--agent-connector "
-    "[from the URL: twilio+ws:// is twilio, else pipecat].",
+    "[from the URL: twilio+ws:// is twilio, sip: is sip, sip-inbound: is sip-inbound, else"
+    " pipecat].",
 )
 @click.option(
     "--connector-capacity",
@@ -184,6 +188,7 @@ from vae.cli.runs.run_gate import run_gate_options
     "pip install 'vae[redact]'; docs/privacy.md) (env VAE_REDACT).",
 )
 @redact_config_option
+@sip_options
 @replay_options
 @run_gate_options
 @json_option
@@ -230,6 +235,9 @@ def run_command(
       vae run --replay 2026-12-02 --replay-scenario airline_wrong_date
       vae run examples/suite --db vae.db --min-success 0.5 --junit-xml vae-junit.xml
       vae run examples/suite --redact --redact-config redaction.yaml
+      VAE_SIP_USERNAME=me VAE_SIP_PASSWORD=... vae run examples/suite \
+          --agent-connector 'sip:agent@pbx.example.com;transport=tcp'
+      vae run examples/suite --agent-connector sip-inbound:
     """
     import asyncio
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from vae.bridge.v1 import bridge_pb2
+from vae.cli.runs.sip_opts import apply_sip, kind_of
 from vae.common.v1 import common_pb2
 
 #: ``vae run`` keyword -> the ``RunOptions`` field it sets when given.
@@ -56,11 +57,12 @@ def connector(
     """One side's connector: the first URL, the others as its pool.
 
     The kind comes from ``--connector-kind``, else from the URL: ``twilio+ws://``
-    is a Twilio Media Streams bot, plain ``ws://`` a pipecat bot.
+    is a Twilio Media Streams bot, ``sip:`` a SIP agent vae calls,
+    ``sip-inbound:`` one that calls vae, plain ``ws://`` a pipecat bot.
     """
     if not urls:
         return None
-    kind = kind or ("twilio" if urls[0].startswith("twilio+") else "pipecat")
+    kind = kind or kind_of(urls[0])
     cfg = bridge_pb2.ConnectorConfig(
         kind=kind, url=urls[0], options_json=options, pool_urls=list(urls[1:])
     )
@@ -124,6 +126,7 @@ def run_options(tags: tuple[str, ...], opts: dict[str, Any]) -> bridge_pb2.RunOp
             opts["connect_timeout"],
         )
         if cfg is not None:
+            apply_sip(cfg, opts)
             getattr(options, f"{side}_connector").CopyFrom(cfg)
     return options
 

@@ -15,6 +15,7 @@ import click
 
 from vae.cli.common import db_option, json_option, print_json, store_errors
 from vae.cli.runs.run_summary import COLUMNS
+from vae.cli.runs.sip_opts import sip_code
 from vae.cli.tables import dict_table
 
 if TYPE_CHECKING:
@@ -117,6 +118,7 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
                 "retry_reason": s.retry_reason,
                 "superseded_reason": s.superseded_reason,
                 "stop_detail": s.stop_detail,
+                "sip_code": sip_code(s.stop_detail),
                 "finished": is_finished(s.stop_reason),
                 "bot_errors": bot_errors(reader, s.session_id),
                 "clock": reader.session_clock(s.session_id),

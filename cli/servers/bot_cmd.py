@@ -151,6 +151,15 @@ async def _main(config: BotConfig) -> int:
     help="Agent: call the tools through the session's tool backend over HTTP (vae run "
     "--tool-backend) instead of running them on the bot's own DB.",
 )
+@click.option(
+    "--sip-listen",
+    default="",
+    metavar="HOST:PORT",
+    envvar="VAE_BOT_SIP_LISTEN",
+    help="Answer SIP calls here instead of joining a bridge: a bridge reaches this bot with"
+    " --agent-connector sip:agent@HOST:PORT (any user part; calls at once; pip install"
+    " 'vae[sip]'; env VAE_BOT_SIP_LISTEN).",
+)
 @token_option
 @log_level_option
 def bot_command(
@@ -173,10 +182,16 @@ def bot_command(
     script_from: Path | None,
     follow_redirects: bool,
     tool_backend: bool,
+    sip_listen: str,
     token: str | None,
     log_level: str,
 ) -> None:
     """Run a reference USER or AGENT bot that joins the bridge's sessions.
+
+    With --sip-listen HOST:PORT the bot joins no bridge: it answers SIP calls
+    (a bridge calling it with --agent-connector sip:agent@HOST:PORT), each one
+    session, as many at once as come; the bridge sends the session over SIP
+    INFO, audio is G.711 RTP.
 
     Before joining it checks the bridge once (health, with the token and TLS
     settings given): a wrong token or CA certificate ends it with a message
@@ -190,6 +205,7 @@ def bot_command(
       vae bot user --bridge 127.0.0.1:50051 --tts buzz --sessions 1
       vae bot agent --llm-base-url http://127.0.0.1:8000/v1 --llm-model my-model
       vae bot agent --tool-backend --bridge 127.0.0.1:50051
+      vae bot agent --sip-listen 127.0.0.1:5080
       vae bot user --llm-base-url http://127.0.0.1:8000/v1 --llm-model my-model \
           --asr openai --asr-base-url http://127.0.0.1:8001/v1 --asr-model whisper-1
     """
@@ -243,6 +259,10 @@ def bot_command(
         synth = default_synthesiser(tts)
     except OSError as exc:
         raise click.UsageError(str(exc)) from exc
+    if sip_listen:
+        from vae.cli.servers.bot_sip import run_sip_bot
+
+        sys.exit(run_sip_bot(sip_listen, role, make, synth, sessions, name or f"vae-{kind}-{role}"))
     config = BotConfig(
         address,
         role,

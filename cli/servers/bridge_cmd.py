@@ -112,6 +112,14 @@ def bridge_group() -> None:
     " --db: a run started at any of them is served by whichever has a free pair of bots"
     " (env VAE_SHARE_RUNS=1).",
 )
+@click.option(
+    "--sip-listen",
+    default="",
+    metavar="HOST:PORT",
+    envvar="VAE_SIP_LISTEN",
+    help="Take agents' SIP calls here, for runs with --agent-connector sip-inbound: (UDP and"
+    " TCP; pip install 'vae[sip]'; env VAE_SIP_LISTEN).",
+)
 @log_level_option
 @store_errors
 def serve_command(
@@ -125,6 +133,7 @@ def serve_command(
     event_loop: str,
     workers: int,
     share_runs: bool,
+    sip_listen: str,
     log_level: str,
 ) -> None:
     """Serve BridgeService (with gRPC health and reflection) until interrupted.
@@ -145,9 +154,15 @@ def serve_command(
     bot. A bridge that dies or stops mid-session has its attempts recorded
     `bridge_lost` by the run's bridge (within 5 s) and retried elsewhere.
 
+    With --sip-listen HOST:PORT the bridge takes SIP calls from outbound agents:
+    each session of a run with --agent-connector sip-inbound: answers the
+    agent's call (matched by X-Vae-Session, else by the dialled user part as
+    the scenario's name).
+
     \b
     Examples:
       vae bridge serve --db vae.db
+      vae bridge serve --db vae.db --sip-listen 127.0.0.1:5060
       vae bridge serve --db vae.db --workers auto
       vae bridge serve --db postgresql://vae@db:5432/vae --share-runs --workers auto
       vae bridge serve --address 0.0.0.0:50051 --token "$SECRET" --tls-cert c.pem --tls-key k.pem
@@ -165,6 +180,15 @@ def serve_command(
         )
     if (tls_cert is None) != (tls_key is None):
         raise click.UsageError("--tls-cert and --tls-key go together")
+    if sip_listen:
+        from vae.bridge_service.connectors.sip.listen import parse_listen
+        from vae.sip import SipUnavailable, require
+
+        try:
+            parse_listen(sip_listen)
+            require()
+        except (ValueError, SipUnavailable) as exc:
+            raise click.UsageError(str(exc)) from exc
     tls = TlsFiles(tls_cert, tls_key) if tls_cert and tls_key else None
     settings = replace(
         BridgeSettings(), wait_timeout_s=wait_timeout, final_state_timeout_s=final_state_timeout
@@ -185,6 +209,7 @@ def serve_command(
                 event_loop=event_loop,
                 log_level=log_level,
                 share_runs=share_runs,
+                sip_listen=sip_listen,
             ),
             event_loop,
         )

@@ -141,6 +141,31 @@ class _StopReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_StopReason
     lease, or shut down mid-session. Unfinished: retried automatically (at
     whichever bridge has a free pair of bots) and by a resume.
     """
+    STOP_REASON_SIP_BUSY: _StopReason.ValueType  # 330
+    """SIP connectors (--agent-connector sip:..., sip-inbound:). The call was not
+    set up, or its media died; the detail starts with the SIP status ("SIP 486
+    Busy Here: ..."). All unfinished: they say nothing about the conversation.
+    The far end is busy (486 Busy Here, 600 Busy Everywhere).
+    """
+    STOP_REASON_SIP_NOT_FOUND: _StopReason.ValueType  # 331
+    """No such user at the far end (404 Not Found)."""
+    STOP_REASON_SIP_NO_ANSWER: _StopReason.ValueType  # 332
+    """Nobody answered: 408 Request Timeout, 480 Temporarily Unavailable, no
+    final answer within the ring timeout (the call was cancelled), or no
+    response at all.
+    """
+    STOP_REASON_SIP_DECLINED: _StopReason.ValueType  # 333
+    """The far end declined the call (603 Decline)."""
+    STOP_REASON_SIP_SERVER_ERROR: _StopReason.ValueType  # 334
+    """The far end failed (a 5xx response)."""
+    STOP_REASON_SIP_AUTH_FAILED: _StopReason.ValueType  # 335
+    """Digest authentication failed: a 401/407 repeated after the credentials, a
+    403 to them, or a challenge with no credentials given.
+    """
+    STOP_REASON_SIP_RTP_TIMEOUT: _StopReason.ValueType  # 336
+    """No RTP from the far end for the connector's rtp_timeout_s (vae run
+    --sip-rtp-timeout): the call was hung up.
+    """
 
 class StopReason(_StopReason, metaclass=_StopReasonEnumTypeWrapper):
     """Why a session ended."""
@@ -212,6 +237,31 @@ STOP_REASON_BRIDGE_LOST: StopReason.ValueType  # 17
 another bridge's run died, stopped its heartbeat for longer than the
 lease, or shut down mid-session. Unfinished: retried automatically (at
 whichever bridge has a free pair of bots) and by a resume.
+"""
+STOP_REASON_SIP_BUSY: StopReason.ValueType  # 330
+"""SIP connectors (--agent-connector sip:..., sip-inbound:). The call was not
+set up, or its media died; the detail starts with the SIP status ("SIP 486
+Busy Here: ..."). All unfinished: they say nothing about the conversation.
+The far end is busy (486 Busy Here, 600 Busy Everywhere).
+"""
+STOP_REASON_SIP_NOT_FOUND: StopReason.ValueType  # 331
+"""No such user at the far end (404 Not Found)."""
+STOP_REASON_SIP_NO_ANSWER: StopReason.ValueType  # 332
+"""Nobody answered: 408 Request Timeout, 480 Temporarily Unavailable, no
+final answer within the ring timeout (the call was cancelled), or no
+response at all.
+"""
+STOP_REASON_SIP_DECLINED: StopReason.ValueType  # 333
+"""The far end declined the call (603 Decline)."""
+STOP_REASON_SIP_SERVER_ERROR: StopReason.ValueType  # 334
+"""The far end failed (a 5xx response)."""
+STOP_REASON_SIP_AUTH_FAILED: StopReason.ValueType  # 335
+"""Digest authentication failed: a 401/407 repeated after the credentials, a
+403 to them, or a challenge with no credentials given.
+"""
+STOP_REASON_SIP_RTP_TIMEOUT: StopReason.ValueType  # 336
+"""No RTP from the far end for the connector's rtp_timeout_s (vae run
+--sip-rtp-timeout): the call was hung up.
 """
 Global___StopReason: _TypeAlias = StopReason  # noqa: Y015
 
@@ -1176,15 +1226,38 @@ class ConnectorConfig(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class SecretsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     KIND_FIELD_NUMBER: _builtins.int
     URL_FIELD_NUMBER: _builtins.int
     OPTIONS_JSON_FIELD_NUMBER: _builtins.int
     POOL_URLS_FIELD_NUMBER: _builtins.int
     CAPACITY_FIELD_NUMBER: _builtins.int
     CONNECT_TIMEOUT_S_FIELD_NUMBER: _builtins.int
+    SECRETS_FIELD_NUMBER: _builtins.int
     kind: _builtins.str
-    """"pipecat" (WebSocket with pipecat's protobuf frame serializer) or
-    "twilio" (a WebSocket server speaking Twilio Media Streams).
+    """"pipecat" (WebSocket with pipecat's protobuf frame serializer),
+    "twilio" (a WebSocket server speaking Twilio Media Streams), "sip" (call
+    the agent at sip:USER@HOST[:PORT][;transport=udp|tcp]) or "sip-inbound"
+    (take the agent's call at the bridge's --sip-listen address; url "sip-inbound:").
     """
     url: _builtins.str
     """The bot's URL, e.g. ws://127.0.0.1:8765 (pipecat) or
@@ -1204,6 +1277,13 @@ class ConnectorConfig(_message.Message):
     def pool_urls(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """More endpoints serving the same bot: the run uses them as one pool."""
 
+    @_builtins.property
+    def secrets(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Values the connector needs and the bridge never records, logs or returns
+        (e.g. "sip_username", "sip_password" for SIP digest authentication). A
+        resumed run needs them given again.
+        """
+
     def __init__(
         self,
         *,
@@ -1213,10 +1293,11 @@ class ConnectorConfig(_message.Message):
         pool_urls: _abc.Iterable[_builtins.str] | None = ...,
         capacity: _builtins.int | None = ...,
         connect_timeout_s: _builtins.float | None = ...,
+        secrets: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_capacity", b"_capacity", "_connect_timeout_s", b"_connect_timeout_s", "capacity", b"capacity", "connect_timeout_s", b"connect_timeout_s"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_capacity", b"_capacity", "_connect_timeout_s", b"_connect_timeout_s", "capacity", b"capacity", "connect_timeout_s", b"connect_timeout_s", "kind", b"kind", "options_json", b"options_json", "pool_urls", b"pool_urls", "url", b"url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_capacity", b"_capacity", "_connect_timeout_s", b"_connect_timeout_s", "capacity", b"capacity", "connect_timeout_s", b"connect_timeout_s", "kind", b"kind", "options_json", b"options_json", "pool_urls", b"pool_urls", "secrets", b"secrets", "url", b"url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__capacity: _TypeAlias = _typing.Literal["capacity"]  # noqa: Y015
     _WhichOneofArgType__capacity: _TypeAlias = _typing.Literal["_capacity", b"_capacity"]  # noqa: Y015

@@ -1,0 +1,34 @@
+"""What a dial is told about its session, and how a refused call is recorded.
+
+Why apart from ``execute``: a connector that places calls (SIP) names the
+session in the call (``X-Vae-Run``/``-Session``/``-Scenario``) and an inbound
+one matches the agent's call to it, so each dial gets a copy of its
+connector config carrying the session (:class:`DialFor`, never recorded);
+and a call the far end refused (busy, not found, no answer, declined, a
+server error, credentials refused) ends its attempt with the stop reason the
+connector named (:class:`CallRefused`), not ``connector_failed``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from vae.bridge_service.config import StopReason
+from vae.bridge_service.connectors.base import CallRefused, ConnectorConfig, DialFor
+from vae.bridge_service.session.plan import SessionPlan
+
+
+def dial_for(config: ConnectorConfig, plan: SessionPlan | None) -> ConnectorConfig:
+    if plan is None:
+        return config
+    session = DialFor(plan.run_id, plan.session_id, plan.scenario.name, plan.attempt)
+    return replace(config, session=session)
+
+
+def refusal_reason(exc: Exception) -> StopReason:
+    if isinstance(exc, CallRefused):
+        try:
+            return StopReason(exc.stop_reason)
+        except ValueError:
+            pass
+    return StopReason.CONNECTOR_FAILED
