@@ -58,6 +58,12 @@ class StopReason(enum.StrEnum):
     WORKER_LOST = "worker_lost"
     #: The bridge serving it for another bridge's run died or stopped (``--share-runs``).
     BRIDGE_LOST = "bridge_lost"
+    #: A connector's agent process (one per session) exited or timed out before connecting.
+    AGENT_START_FAILED = "agent_start_failed"
+    #: A connector's agent process exited mid-call.
+    AGENT_CRASHED = "agent_crashed"
+    #: A connector's agent process never spoke within the connector's speak timeout.
+    AGENT_SILENT = "agent_silent"
 
 
 @dataclass(frozen=True)

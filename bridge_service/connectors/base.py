@@ -100,8 +100,10 @@ __all__ = [
     "BotEvent",
     "BotInfo",
     "BotInput",
+    "BotExited",
     "BotLimitError",
     "BotProtocolError",
+    "BotStartError",
     "BotText",
     "BridgeOutput",
     "Capabilities",
@@ -157,6 +159,38 @@ class ConnectorError(Exception):
 
 class ConnectorOptionsError(ConnectorError):
     """The connector's options are wrong: retrying cannot help, the run fails at once."""
+
+
+class BotStartError(ConnectorOptionsError):
+    """A bot the connector starts itself (its own process) never came up.
+
+    Not retried by the pool (the same program would fail the same way); the
+    attempt is recorded with ``stop_reason`` and this message, which carries
+    the tail of the process's stderr.
+    """
+
+    stop_reason = "agent_start_failed"
+
+    def __init__(self, message: str, log_tail: str = "") -> None:
+        super().__init__(f"{message}; stderr tail:\n{log_tail}" if log_tail else message)
+        self.log_tail = log_tail
+
+
+class BotExited(Exception):
+    """Raised by ``receive``: the bot's own process ended the call (see ``stop_reason``).
+
+    For connectors that run the bot as a process of their own: ``stop_reason``
+    is a stop reason of ``vae.recordings.stop_reasons`` (``agent_crashed``,
+    ``agent_silent``), ``detail`` says what happened, and ``log_tail`` (the
+    tail of the process's stderr) is recorded with the session's
+    ``session_error`` event.
+    """
+
+    def __init__(self, stop_reason: str, detail: str, log_tail: str = "") -> None:
+        super().__init__(detail)
+        self.stop_reason = stop_reason
+        self.detail = detail
+        self.log_tail = log_tail
 
 
 class SideEndpoint(Protocol):

@@ -243,7 +243,8 @@ class RunExecutor:
             return await record_unrun(self.writer, run, plan, why, str(exc))
         except ConnectorError as exc:
             detail = f"connector: {exc}"
-            return await record_unrun(self.writer, run, plan, StopReason.CONNECTOR_FAILED, detail)
+            why = StopReason(getattr(exc, "stop_reason", StopReason.CONNECTOR_FAILED))
+            return await record_unrun(self.writer, run, plan, why, detail)
         except (RunCancelled, asyncio.CancelledError):
             raise
         except Exception as exc:

@@ -141,6 +141,22 @@ class _StopReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_StopReason
     lease, or shut down mid-session. Unfinished: retried automatically (at
     whichever bridge has a free pair of bots) and by a resume.
     """
+    STOP_REASON_AGENT_START_FAILED: _StopReason.ValueType  # 30
+    """Connectors that start the agent's own process for each session (the
+    livekit kind): the process exited, or did not connect within the
+    connector's start_timeout_s, before the session began. The detail holds
+    the tail of its stderr. Unfinished: a resume runs it again.
+    """
+    STOP_REASON_AGENT_CRASHED: _StopReason.ValueType  # 31
+    """Such an agent process exited mid-call (a crash, sys.exit, a signal). The
+    tail of its stderr is recorded as a session_error event and in the detail.
+    Finished: a verdict on the agent.
+    """
+    STOP_REASON_AGENT_SILENT: _StopReason.ValueType  # 32
+    """Such an agent process was running but sent no audio (no text turn in a
+    text session) within the connector's speak_timeout_s of SessionStart; the
+    tail of its stderr is recorded. Finished: a verdict on the agent.
+    """
 
 class StopReason(_StopReason, metaclass=_StopReasonEnumTypeWrapper):
     """Why a session ended."""
@@ -212,6 +228,22 @@ STOP_REASON_BRIDGE_LOST: StopReason.ValueType  # 17
 another bridge's run died, stopped its heartbeat for longer than the
 lease, or shut down mid-session. Unfinished: retried automatically (at
 whichever bridge has a free pair of bots) and by a resume.
+"""
+STOP_REASON_AGENT_START_FAILED: StopReason.ValueType  # 30
+"""Connectors that start the agent's own process for each session (the
+livekit kind): the process exited, or did not connect within the
+connector's start_timeout_s, before the session began. The detail holds
+the tail of its stderr. Unfinished: a resume runs it again.
+"""
+STOP_REASON_AGENT_CRASHED: StopReason.ValueType  # 31
+"""Such an agent process exited mid-call (a crash, sys.exit, a signal). The
+tail of its stderr is recorded as a session_error event and in the detail.
+Finished: a verdict on the agent.
+"""
+STOP_REASON_AGENT_SILENT: StopReason.ValueType  # 32
+"""Such an agent process was running but sent no audio (no text turn in a
+text session) within the connector's speak_timeout_s of SessionStart; the
+tail of its stderr is recorded. Finished: a verdict on the agent.
 """
 Global___StopReason: _TypeAlias = StopReason  # noqa: Y015
 
