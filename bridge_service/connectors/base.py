@@ -33,7 +33,8 @@ Writing a connector:
 
    The target is imported lazily, the first time a run uses that kind, so a
    connector's optional dependencies cost nothing when it is unused. The
-   built-in kinds are ``pipecat``, ``twilio`` and ``fake`` (for tests). Give
+   built-in kinds are ``pipecat``, ``twilio``, ``livekit`` (an agent process
+   per session), ``webrtc`` (pipecat's SmallWebRTC) and ``fake`` (for tests). Give
    ``check=`` a function ``(ConnectorConfig) -> None`` (or its
    ``"module:function"`` path) that raises :class:`ConnectorOptionsError` for
    wrong options or URLs: StartRun calls it (:func:`check_connector`), so a
@@ -98,9 +99,9 @@ from vae.recordings.models import Side
 __all__ = [
     "BotAudio",
     "BotEvent",
+    "BotExited",
     "BotInfo",
     "BotInput",
-    "BotExited",
     "BotLimitError",
     "BotProtocolError",
     "BotStartError",
@@ -131,6 +132,7 @@ __all__ = [
     "check_connector",
     "connector_capabilities",
     "connector_kinds",
+    "default_capacity",
     "dial",
     "register_connector",
     "resolve_connector",
@@ -244,11 +246,24 @@ _registry: dict[str, str | Dial] = {
     "pipecat": "vae.bridge_service.connectors.pipecat.connector:dial",
     "fake": "vae.bridge_service.connectors.fake:dial",
     "twilio": "vae.bridge_service.connectors.twilio.connector:dial",
+    "livekit": "vae.bridge_service.connectors.livekit.connector:dial",
+    "webrtc": "vae.bridge_service.connectors.webrtc.connector:dial",
 }
 _checks: dict[str, str | Check] = {
     "pipecat": "vae.bridge_service.connectors.pipecat.connector:check_config",
     "twilio": "vae.bridge_service.connectors.twilio.connector:check_config",
+    "livekit": "vae.bridge_service.connectors.livekit.connector:check_config",
+    "webrtc": "vae.bridge_service.connectors.webrtc.connector:check_config",
 }
+#: Sessions one endpoint holds at once when the run does not say. A livekit
+#: "endpoint" is an agent file started once per session: the run's concurrency
+#: bounds it (``--connector-capacity`` caps the processes).
+_capacities: dict[str, int] = {"livekit": 1 << 20}
+
+
+def default_capacity(kind: str) -> int:
+    """``ConnectorConfig.capacity`` of ``kind`` when the run gives none (1 for most)."""
+    return _capacities.get(kind, 1)
 
 
 def register_connector(

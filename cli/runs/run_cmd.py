@@ -146,13 +146,16 @@ from vae.cli.runs.run_gate import run_gate_options
     "--agent-connector",
     multiple=True,
     help="Dial the agent bot at this URL (ws://127.0.0.1:8765: pipecat; "
-    "twilio+ws://127.0.0.1:8765/ws: Twilio Media Streams). Repeat for a pool.",
+    "twilio+ws://127.0.0.1:8765/ws: Twilio Media Streams; "
+    "webrtc+http://127.0.0.1:7860/api/offer: pipecat SmallWebRTC; "
+    "livekit:agent.py: a LiveKit agent, started per session). Repeat for a pool.",
 )
 @click.option(
     "--connector-kind",
     default=None,
     help="Connector kind for --user-connector/--agent-connector "
-    "[from the URL: twilio+ws:// is twilio, else pipecat].",
+    "[from the URL: twilio+ws:// is twilio, livekit: livekit, webrtc+http:// webrtc, "
+    "else pipecat].",
 )
 @click.option(
     "--connector-capacity",

@@ -55,11 +55,15 @@ def connector(
     """One side's connector: the first URL, the others as its pool.
 
     The kind comes from ``--connector-kind``, else from the URL: ``twilio+ws://``
-    is a Twilio Media Streams bot, plain ``ws://`` a pipecat bot.
+    is a Twilio Media Streams bot, ``livekit:PATH`` a LiveKit agent file (sent
+    absolute: the bridge starts it), ``webrtc+http://`` a pipecat SmallWebRTC
+    bot, plain ``ws://`` a pipecat bot.
     """
     if not urls:
         return None
-    kind = kind or ("twilio" if urls[0].startswith("twilio+") else "pipecat")
+    kind = kind or _kind_of(urls[0])
+    if kind == "livekit":
+        urls = tuple(f"livekit:{Path(u.removeprefix('livekit:')).resolve()}" for u in urls)
     cfg = bridge_pb2.ConnectorConfig(
         kind=kind, url=urls[0], options_json=options, pool_urls=list(urls[1:])
     )
@@ -68,6 +72,13 @@ def connector(
     if timeout is not None:
         cfg.connect_timeout_s = timeout
     return cfg
+
+
+_PREFIXES = (("twilio+", "twilio"), ("livekit:", "livekit"), ("webrtc+", "webrtc"))
+
+
+def _kind_of(url: str) -> str:
+    return next((kind for prefix, kind in _PREFIXES if url.startswith(prefix)), "pipecat")
 
 
 _MODALITY = {"audio": common_pb2.MODALITY_AUDIO, "text": common_pb2.MODALITY_TEXT}
