@@ -77,7 +77,7 @@ from vae.bridge_service.connectors.livekit.options import (
     LivekitOptions,
     parse_options,
 )
-from vae.bridge_service.connectors.livekit.process import AgentProcess
+from vae.bridge_service.connectors.livekit.process import AgentProcess, launcher
 from vae.bridge_service.connectors.pipecat.audio import BotAudioIn
 from vae.bridge_service.connectors.twilio.playout import Playout
 from vae.recordings.models import EventKind, Side
@@ -278,6 +278,13 @@ class LivekitEndpoint:
         kind = message.WhichOneof("message")
         if kind == "audio_output":
             return self._audio(message.audio_output)
+        if kind == "audio_playback_flush" and self._text:
+            # Nothing plays in a text session: what it said is done at once.
+            finished = self._pb.AgentSessionMessage.ConsoleIO.AudioPlaybackFinished()
+            self._writer.write(
+                wire.encode(self._pb.AgentSessionMessage(audio_playback_finished=finished))
+            )
+            return []
         if kind == "audio_playback_flush":
             for chunk in self._in.drain():  # the segment's last samples, then its mark
                 self._playout.push(chunk.pcm)
@@ -445,7 +452,7 @@ async def dial(config: ConnectorConfig, role: Side) -> LivekitEndpoint:
 
     server = await asyncio.start_server(accept, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    argv = [options.python, "-m", "livekit.agents", "console", str(path),
+    argv = [*launcher(options.python), "-m", "livekit.agents", "console", str(path),
             "--connect-addr", f"127.0.0.1:{port}", *options.args]  # fmt: skip
     env = {**os.environ, **extra_env, "VAE_SESSION_DIR": str(folder), "PYTHONUNBUFFERED": "1"}
     process: AgentProcess | None = None

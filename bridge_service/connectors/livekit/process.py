@@ -8,7 +8,8 @@ would hold a model, a port and a CPU forever. So each process
   started too, and so LiveKit's second-signal handler (``killpg`` of its own
   group) can never reach the bridge;
 - on Linux, is killed by the kernel if the bridge process dies first
-  (``PR_SET_PDEATHSIG``), which covers even a SIGKILLed bridge;
+  (``PR_SET_PDEATHSIG``, set by :func:`launcher` in the agent's interpreter
+  before it execs itself as the agent), which covers even a SIGKILLed bridge;
 - is ended by :meth:`AgentProcess.stop` — SIGTERM to its group, SIGKILL after
   ``stop_timeout_s`` — from the endpoint's ``close``, which the run calls on
   every way out of an attempt (end, cancel, shutdown).
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import os
 import re
 import signal
@@ -35,9 +35,27 @@ _ERROR = re.compile(r"\b(ERROR|CRITICAL|FATAL|Traceback)\b")
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+#: Run by the agent's own interpreter before it becomes the agent: ask the kernel for
+#: SIGKILL when the bridge dies (kept across exec), give up if it already has, exec.
+#: Not a ``preexec_fn``: Python code between fork and exec in the bridge, a process
+#: with gRPC's threads, can deadlock or crash the child.
+_LAUNCHER = (
+    "import ctypes, os, signal, sys\n"
+    "try:\n"
+    "    ctypes.CDLL(None).prctl({option}, signal.SIGKILL)\n"
+    "except Exception:\n"
+    "    pass\n"
+    "if os.getppid() != {parent}:\n"
+    "    sys.exit('the bridge that started this agent is gone')\n"
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])\n"
+)
+
+
+def launcher(python: str) -> list[str]:
+    """The argv prefix that starts ``python`` bound to this process's life (Linux)."""
+    if not sys.platform.startswith("linux"):
+        return [python]
+    return [python, "-c", _LAUNCHER.format(option=_PR_SET_PDEATHSIG, parent=os.getpid())]
 
 
 class LogTail:
@@ -91,7 +109,6 @@ class AgentProcess:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
         )
         return cls(proc, LogTail(log_lines))
 
