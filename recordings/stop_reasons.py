@@ -63,8 +63,7 @@ TABLE: tuple[StopReasonInfo, ...] = (
     StopReasonInfo(
         "agent_crashed",
         True,
-        "the agent's process (a connector started it) exited mid-call; its stderr tail is"
-        " recorded",
+        "the agent's process (a connector started it) exited mid-call; its stderr tail is recorded",
         _KEEP,
     ),
     StopReasonInfo(

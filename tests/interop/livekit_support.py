@@ -50,9 +50,7 @@ def stand_ins() -> Iterator[Any]:
         yield server
 
 
-def connector(
-    stand_ins: Any, agent: Path = AGENT, **options: Any
-) -> bridge_pb2.ConnectorConfig:
+def connector(stand_ins: Any, agent: Path = AGENT, **options: Any) -> bridge_pb2.ConnectorConfig:
     env = {"OPENAI_BASE_URL": stand_ins.base_url, "OPENAI_API_KEY": "offline"}
     env.update(options.pop("env", {}))
     body = {"python": str(require_livekit_venv()), "env": env, **options}

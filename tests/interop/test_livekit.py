@@ -144,7 +144,7 @@ async def test_the_text_modality_goes_through_run_input(
         assert "Your table is booked. Thank you, goodbye." in texts
         events = r.events(session.session_id)
         calls = [e.payload for e in events if e.kind is EventKind.TOOL_CALL]
-        assert [(c["name"], c["arguments"]) for c in calls][0] == ("book_table", BOOKING)
+        assert next((c["name"], c["arguments"]) for c in calls) == ("book_table", BOOKING)
         final = r.final_states(session.session_id)[Side.AGENT]
         assert final.state == {"bookings": [BOOKING]}
         # No audio in a text session: the agent's audio output was switched off.

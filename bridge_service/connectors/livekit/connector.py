@@ -224,7 +224,7 @@ class LivekitEndpoint:
                     return_when=asyncio.FIRST_COMPLETED,
                 )
                 if recv.done():
-                    message = recv.result()  # BotProtocolError: the session ends bot_error
+                    message = await self._result(recv, exited)
                     recv = None
                     if message is None:
                         await self._gone(exited)
@@ -241,6 +241,18 @@ class LivekitEndpoint:
                         await future
         if self._ending.is_set():
             yield self._final_part()
+
+    async def _result(self, recv: asyncio.Future[Any], exited: asyncio.Future[Any]) -> Any:
+        """The message read; a message cut short by the process dying is a crash, not bad input."""
+        try:
+            return recv.result()  # BotProtocolError: the session ends bot_error
+        except BotProtocolError:
+            if not self._ending.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(exited), 0.5)
+                if exited.done():
+                    raise self._crashed() from None
+            raise
 
     async def _gone(self, exited: asyncio.Future[Any]) -> None:
         """The agent closed the connection: a crash if its process ends too (soon)."""

@@ -46,12 +46,14 @@ def encode(message: Any) -> bytes:
 
 
 async def read(reader: asyncio.StreamReader, max_bytes: int) -> Any | None:
-    """The next message, None at a clean end of the stream; BotProtocolError for bad input."""
+    """The next message; None when the stream ends (closed, reset); BotProtocolError: bad input."""
     try:
         header = await reader.readexactly(HEADER.size)
     except asyncio.IncompleteReadError as exc:
         if exc.partial:
             raise BotProtocolError("console.length", "the stream ended inside a length") from exc
+        return None
+    except ConnectionError:  # reset: the agent's process died with the socket open
         return None
     (length,) = HEADER.unpack(header)
     if length > max_bytes:
@@ -62,6 +64,8 @@ async def read(reader: asyncio.StreamReader, max_bytes: int) -> Any | None:
         data = await reader.readexactly(length)
     except asyncio.IncompleteReadError as exc:
         raise BotProtocolError("console.message", "the stream ended inside a message") from exc
+    except ConnectionError:
+        return None
     return decode(data)
 
 

@@ -195,7 +195,9 @@ async def test_an_agent_that_exits_mid_call_ends_agent_crashed(tmp_path: Path) -
         ("garbage", "not an AgentSessionMessage"),
     ],
 )
-async def test_hostile_console_messages_are_refused(tmp_path: Path, mode: str, problem: str) -> None:
+async def test_hostile_console_messages_are_refused(
+    tmp_path: Path, mode: str, problem: str
+) -> None:
     endpoint = await dial(config(tmp_path, mode), Side.AGENT)
     pid = endpoint.process.pid
     try:

@@ -12,8 +12,9 @@ paths and hostile input are tested in a second rather than a LiveKit start-up.
 - ``crash``: greets, then exits with status 3 once the caller has spoken;
 - ``import_error``: raises before connecting (a broken agent file);
 - ``hang``: never connects;
-- ``oversized``, ``unknown``, ``garbage``: greets, then sends a 2 MiB length,
-  a message of a kind vae does not know, or bytes that are no protobuf.
+- ``oversized``, ``unknown``, ``garbage``: greets, then, once the caller's
+  audio arrives, sends a 2 MiB length, a message of a kind vae does not know,
+  or bytes that are no protobuf.
 """
 
 from __future__ import annotations
@@ -47,12 +48,14 @@ def main() -> None:
         with lock:
             sock.sendall(struct.pack(">I", len(data)) + data)
 
-    heard = threading.Event()
-    threading.Thread(target=listen, args=(sock, send, heard), daemon=True).start()
+    heard, started = threading.Event(), threading.Event()
+    threading.Thread(target=listen, args=(sock, send, heard, started), daemon=True).start()
     if MODE == "silent":
         print("fake agent: listening only, I never speak", file=sys.stderr, flush=True)
         time.sleep(3600)
     speak(send, 1.0)
+    if MODE in ("oversized", "unknown", "garbage"):
+        started.wait()  # mid-call: the caller's audio is arriving
     if MODE == "oversized":
         with lock:
             sock.sendall(struct.pack(">I", 2 << 20) + b"\0" * 1024)
@@ -92,8 +95,10 @@ def speak(send: object, seconds: float) -> None:
     send(pb.AgentSessionMessage(audio_playback_flush=flush))  # type: ignore[operator]
 
 
-def listen(sock: socket.socket, send: object, heard: threading.Event) -> None:
-    """Answer requests; set ``heard`` after the caller's first utterance (loud, then quiet)."""
+def listen(
+    sock: socket.socket, send: object, heard: threading.Event, started: threading.Event
+) -> None:
+    """Answer requests; ``started`` at the first audio in, ``heard`` after an utterance."""
     buffer = sock.makefile("rb")
     loud = quiet = 0.0
     while header := buffer.read(4):
@@ -112,6 +117,7 @@ def listen(sock: socket.socket, send: object, heard: threading.Event) -> None:
                 response.error = "not supported by the fake"
             send(pb.AgentSessionMessage(response=response))  # type: ignore[operator]
         elif kind == "audio_input":
+            started.set()
             samples = np.frombuffer(message.audio_input.data, "<i2")
             seconds = len(samples) / RATE
             if len(samples) and np.abs(samples).max() > 1000:
