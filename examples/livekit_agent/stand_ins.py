@@ -20,7 +20,7 @@ APIs the plugins call:
 Run it with vae's interpreter; it prints ``READY <base url>`` when it serves::
 
     python examples/livekit_agent/stand_ins.py --port 8790 \\
-        --heard "I would like to book a table for two people at seven tonight."
+        --scenarios examples/livekit_agent/scenarios
 
 then start the agent with ``OPENAI_BASE_URL=<base url>`` (see README.md).
 """
@@ -37,10 +37,12 @@ import wave
 from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import soxr
+import yaml
 
 from vae.bots.sound.speech import default_synthesiser
 
@@ -208,9 +210,26 @@ class StandIns(ThreadingHTTPServer):
         self._thread.join(timeout=5)
 
 
+def caller_lines(path: Path) -> list[str]:
+    """Every ``say`` of the callers' scripts in a scenario file or folder."""
+    files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    lines = []
+    for file in files:
+        for doc in yaml.safe_load_all(file.read_text()):
+            script = (doc or {}).get("user", {}).get("script", [])
+            steps = [step for step in script if isinstance(step, dict)]
+            lines += [str(step["say"]) for step in steps if "say" in step]
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8790)
+    parser.add_argument(
+        "--scenarios",
+        type=Path,
+        help="a scenario file or folder: its callers' scripted lines are what the STT hears",
+    )
     parser.add_argument(
         "--heard",
         action="append",
@@ -219,7 +238,8 @@ def main() -> None:
         help="a line the caller says (repeat); the STT answers with these",
     )
     args = parser.parse_args()
-    with StandIns(args.heard, args.port) as server:
+    lines = list(args.heard) + (caller_lines(args.scenarios) if args.scenarios else [])
+    with StandIns(lines, args.port) as server:
         print(f"READY {server.base_url}", flush=True)
         threading.Event().wait()
 

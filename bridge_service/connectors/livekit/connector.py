@@ -469,7 +469,10 @@ async def dial(config: ConnectorConfig, role: Side) -> LivekitEndpoint:
     env = {**os.environ, **extra_env, "VAE_SESSION_DIR": str(folder), "PYTHONUNBUFFERED": "1"}
     process: AgentProcess | None = None
     try:
-        process = await AgentProcess.start(argv, env, str(path.parent), options.log_lines)
+        try:
+            process = await AgentProcess.start(argv, env, str(path.parent), options.log_lines)
+        except OSError as exc:  # the interpreter vanished or cannot run: no retry helps
+            raise BotStartError(f"cannot start the agent {path}: {exc}") from exc
         exited: asyncio.Future[Any] = asyncio.ensure_future(process.exited.wait())
         waits: set[asyncio.Future[Any]] = {connected, exited}
         try:

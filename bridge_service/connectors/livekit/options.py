@@ -8,7 +8,7 @@ starts (StartRun answers ``INVALID_ARGUMENT`` naming the key, through
 key                    meaning (default)
 =====================  =======================================================
 ``python``             the agent's interpreter, usually its own venv's
-                       (``python3`` on PATH)
+                       (``python3`` on PATH; a relative path is the bridge's)
 ``args``               extra arguments after the console command ([])
 ``env``                extra environment for the agent, a JSON object ({})
 ``start_timeout_s``    the agent must connect within this after it starts (60)
@@ -33,8 +33,9 @@ key                    meaning (default)
 
 from __future__ import annotations
 
+import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vae.bridge_service.connectors.base import ConnectorOptionsError
@@ -80,9 +81,12 @@ def parse_options(raw: dict[str, Any]) -> tuple[LivekitOptions, dict[str, str]]:
             raise ConnectorOptionsError(f"livekit connector: {key} must be positive")
     if not 1024 <= options.max_message_bytes <= 64 << 20:
         raise ConnectorOptionsError("livekit connector: max_message_bytes must be 1 KiB..64 MiB")
-    if shutil.which(options.python) is None:
+    found = shutil.which(options.python)
+    if found is None:
         raise ConnectorOptionsError(
             f"livekit connector: python {options.python!r} is not an executable "
             "(give the agent's interpreter, e.g. .livekit-venv/bin/python)"
         )
+    # The agent runs in its own folder: a relative interpreter is resolved here, once.
+    options = replace(options, python=os.path.abspath(found))
     return options, {str(k): v for k, v in env.items()}
