@@ -44,4 +44,4 @@ def test_webrtc_inside_a_network_namespace(tmp_path: Path) -> None:
     suite = ET.parse(report).getroot().find("testsuite")
     assert suite is not None, output
     counts = {k: int(suite.get(k, "0")) for k in ("tests", "failures", "errors", "skipped")}
-    assert counts == {"tests": 5, "failures": 0, "errors": 0, "skipped": 0}, output
+    assert counts == {"tests": 6, "failures": 0, "errors": 0, "skipped": 0}, output
