@@ -87,6 +87,16 @@ async def test_three_sessions_run_three_processes_and_leave_none(
     assert not [p for p in pids if alive(p)] and not console_agents(str(agent))
 
 
+async def mid_call(stub: bridge_pb2_grpc.BridgeServiceStub, run_id: str, n: int) -> None:
+    """Return once ``n`` sessions of the run have started (their agents are on the line)."""
+    seen = 0
+    async for event in stub.WatchRun(bridge_pb2.WatchRunRequest(run_id=run_id)):
+        seen += event.kind == bridge_pb2.RUN_EVENT_KIND_SESSION_STARTED
+        if seen == n:
+            return
+    raise AssertionError(f"the run finished with {seen} of {n} sessions started")
+
+
 async def test_a_cancelled_run_leaves_no_process(
     bridge: BridgeServer,
     bridge_stub: bridge_pb2_grpc.BridgeServiceStub,
@@ -98,20 +108,30 @@ async def test_a_cancelled_run_leaves_no_process(
     run_id = await start_run(
         bridge_stub, three("cancel"), agent_connector=connector(stand_ins, agent), concurrency=3
     )
-    async with asyncio.timeout(90):
-        await until(lambda: len(console_agents(str(agent))) == 3, 60, "three agents")
+    stop = asyncio.Event()
+    user = BotConfig(bridge.address, "user", lambda: play_script, concurrency=3, run_filter=run_id)
+    async with asyncio.timeout(90), asyncio.TaskGroup() as tg:
+        tg.create_task(run_bots(user, stop))
+        await mid_call(bridge_stub, run_id, 3)
         running = console_agents(str(agent))
+        assert len(running) == 3
         await bridge_stub.CancelRun(bridge_pb2.CancelRunRequest(run_id=run_id))
         events = await watch_until_done(bridge_stub, run_id)
+        # Checked the moment the run reports its end, before anything else happens.
+        left = [p for p in running if alive(p)]
+        stop.set()
     assert "cancelled" in events[-1].message
-    assert not [p for p in running if alive(p)]
-    assert not console_agents(str(agent))
+    assert not left and not console_agents(str(agent))
+    with RecordingReader(db_path) as r:
+        assert {s.stop_reason for s in r.sessions(run_id)} == {"cancelled"}
 
 
 async def test_sigterm_of_the_bridge_leaves_no_process(
     stand_ins: Any,  # noqa: F811
     tmp_path: Path,
 ) -> None:
+    import grpc
+
     agent = own_agent(tmp_path)
     bridge = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "vae.cli.main", "bridge", "serve", "--address", "127.0.0.1:0",
@@ -119,28 +139,35 @@ async def test_sigterm_of_the_bridge_leaves_no_process(
         cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )  # fmt: skip
+    stop = asyncio.Event()
     try:
         assert bridge.stdout is not None
         line = await asyncio.wait_for(bridge.stdout.readline(), 30)
         assert line.startswith(b"vae bridge listening on "), line
         address = line.decode().rsplit(" ", 1)[1].strip()
-        import grpc
-
         async with grpc.aio.insecure_channel(address) as channel:
             stub = bridge_pb2_grpc.BridgeServiceStub(channel)
-            await start_run(
+            run_id = await start_run(
                 stub, three("sigterm"), agent_connector=connector(stand_ins, agent), concurrency=3
             )
-        async with asyncio.timeout(90):
-            await until(lambda: len(console_agents(str(agent))) == 3, 60, "three agents")
-            running = console_agents(str(agent))
-            assert all(_parent(p) == bridge.pid for p in running)  # the bridge's own children
-            bridge.send_signal(signal.SIGTERM)
-            _, err = await bridge.communicate()
+            user = BotConfig(address, "user", lambda: play_script, concurrency=3,
+                             run_filter=run_id, give_up_after_s=5)  # fmt: skip
+            async with asyncio.timeout(90), asyncio.TaskGroup() as tg:
+                tg.create_task(run_bots(user, stop))
+                await mid_call(stub, run_id, 3)
+                running = console_agents(str(agent))
+                assert len(running) == 3
+                assert all(_parent(p) == bridge.pid for p in running)  # the bridge's children
+                bridge.send_signal(signal.SIGTERM)
+                _, err = await bridge.communicate()
+                left = [p for p in running if alive(p)]  # the moment the bridge has exited
+                stop.set()
         assert bridge.returncode == 0, err.decode()[-2000:]
-        assert not [p for p in running if alive(p)]
-        assert not console_agents(str(agent))
+        assert not left and not console_agents(str(agent))
+        with RecordingReader(tmp_path / "vae.db") as r:
+            assert {s.stop_reason for s in r.sessions(run_id)} == {"shutdown"}
     finally:
+        stop.set()
         if bridge.returncode is None:
             bridge.kill()
             await bridge.wait()
