@@ -291,12 +291,18 @@ def connector_kinds() -> list[str]:
     return sorted(_registry)
 
 
+#: The extra that brings a kind's optional dependencies (named when they are missing).
+_EXTRAS = {"livekit": "livekit", "webrtc": "webrtc"}
+
+
 def _load(kind: str, target: str) -> Any:
     module_name, _, attr = target.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ConnectorError(f"connector {kind!r} is not available: {exc}") from exc
+        extra = _EXTRAS.get(kind)
+        hint = f" (pip install 'vae[{extra}]')" if extra else ""
+        raise ConnectorError(f"connector {kind!r} is not available: {exc}{hint}") from exc
     loaded = getattr(module, attr, None)
     if loaded is None:
         raise ConnectorError(f"connector {kind!r}: {target} does not exist")

@@ -209,6 +209,10 @@ def run_command(
       vae run examples/suite --modality text --clock virtual
       vae run examples/suite --clock virtual --seed 7
       vae run examples/suite --line codec=mulaw8k,packet_loss=0.05 --seed 3
+      vae run scenarios/ --agent-connector livekit:agent.py --connector-options
+          '{"python": ".livekit-venv/bin/python"}'
+      vae run examples/suite --first-speaker user
+          --agent-connector webrtc+http://127.0.0.1:7860/api/offer
       vae run my-scenarios/ --concurrency 2 --tag nightly --json
       vae run --resume 2026-12-02 --check
       vae run --replay 2026-12-02 --replay-scenario airline_wrong_date

@@ -55,3 +55,19 @@ def test_the_kinds_declare_text_and_their_capacity() -> None:
         assert caps.text and not caps.virtual_clock and "real time" in why
     assert default_capacity("webrtc") == 1 and default_capacity("livekit") > 1000
     assert not capabilities(object()).text
+
+
+def test_a_missing_extra_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without aiortc the webrtc kind says which extra to install (never a bare ImportError)."""
+    import sys
+
+    from vae.bridge_service.connectors import base
+
+    monkeypatch.setitem(
+        base._registry, "webrtc", "vae.bridge_service.connectors.webrtc.connector:dial"
+    )
+    for name in [m for m in sys.modules if m.startswith("vae.bridge_service.connectors.webrtc.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "aiortc", None)  # an import of it fails
+    with pytest.raises(base.ConnectorError, match=r"pip install 'vae\[webrtc\]'"):
+        base.resolve_connector("webrtc")
