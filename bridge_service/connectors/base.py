@@ -246,13 +246,13 @@ _registry: dict[str, str | Dial] = {
     "pipecat": "vae.bridge_service.connectors.pipecat.connector:dial",
     "fake": "vae.bridge_service.connectors.fake:dial",
     "twilio": "vae.bridge_service.connectors.twilio.connector:dial",
-    "livekit": "vae.bridge_service.connectors.livekit.connector:dial",
+    "livekit": "vae.bridge_service.connectors.livekit.dial:dial",
     "webrtc": "vae.bridge_service.connectors.webrtc.connector:dial",
 }
 _checks: dict[str, str | Check] = {
     "pipecat": "vae.bridge_service.connectors.pipecat.connector:check_config",
     "twilio": "vae.bridge_service.connectors.twilio.connector:check_config",
-    "livekit": "vae.bridge_service.connectors.livekit.connector:check_config",
+    "livekit": "vae.bridge_service.connectors.livekit.dial:check_config",
     "webrtc": "vae.bridge_service.connectors.webrtc.connector:check_config",
 }
 #: Sessions one endpoint holds at once when the run does not say. A livekit

@@ -34,7 +34,8 @@ from vae.bridge_service.connectors.base import (
     SessionStartInfo,
     check_connector,
 )
-from vae.bridge_service.connectors.livekit.connector import LivekitEndpoint, dial
+from vae.bridge_service.connectors.livekit.connector import LivekitEndpoint
+from vae.bridge_service.connectors.livekit.dial import dial
 from vae.recordings.models import EventKind, Side
 
 FAKE = Path(__file__).resolve().parent / "fake_console"
@@ -111,7 +112,7 @@ async def test_a_call_from_dial_to_close(tmp_path: Path) -> None:
     finally:
         await endpoint.close()
     assert not alive(pid)
-    assert not endpoint.folder.exists()  # the session's folder is removed with it
+    assert not endpoint.folder.path.exists()  # the session's folder is removed with it
     audio = [i for i in got if isinstance(i, BotAudio)]
     samples = np.frombuffer(b"".join(a.pcm for a in audio), "<i2")
     frames = samples[: len(samples) // 320 * 320].reshape(-1, 320).astype(np.float64)
