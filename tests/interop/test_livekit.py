@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from tests.interop.conftest import start_run, watch_until_done
 from tests.interop.livekit_support import (
@@ -59,6 +60,7 @@ async def run_with_user(
     return run_id
 
 
+@pytest.mark.timeout(240)  # real-time sessions on a loaded CI machine
 async def test_the_example_agent_books_and_is_scored(
     bridge: BridgeServer,
     bridge_stub: bridge_pb2_grpc.BridgeServiceStub,

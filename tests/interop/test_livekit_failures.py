@@ -15,6 +15,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.interop.conftest import start_run, watch_until_done
 from tests.interop.livekit_support import (
     BOOK,
@@ -32,6 +34,7 @@ from vae.recordings.models import EventKind, SessionRecord
 from vae.recordings.read.reader import RecordingReader
 
 
+@pytest.mark.timeout(240)  # real-time sessions on a loaded CI machine
 async def test_failing_agents_end_with_their_reasons_and_the_others_finish(
     bridge: BridgeServer,
     bridge_stub: bridge_pb2_grpc.BridgeServiceStub,

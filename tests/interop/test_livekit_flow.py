@@ -14,6 +14,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import free_port
 from tests.interop.conftest import ROOT, subprocess_until_ready
 from tests.interop.livekit_support import EXAMPLE, require_livekit_venv
@@ -31,6 +33,7 @@ async def vae(*args: str) -> tuple[int, str, str]:
     return int(proc.returncode or 0), out.decode(), err.decode()
 
 
+@pytest.mark.timeout(240)  # real-time sessions on a loaded CI machine
 async def test_the_documented_livekit_commands(
     bridge: BridgeServer, tmp_path: Path, db_path: Path
 ) -> None:

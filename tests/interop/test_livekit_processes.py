@@ -19,6 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.interop.conftest import ROOT, start_run, watch_until_done
 from tests.interop.livekit_support import (
     AGENT,
@@ -53,6 +55,7 @@ async def until(check: Callable[[], bool], timeout_s: float, what: str) -> None:
         await asyncio.sleep(0.1)
 
 
+@pytest.mark.timeout(240)  # real-time sessions on a loaded CI machine
 async def test_three_sessions_run_three_processes_and_leave_none(
     bridge: BridgeServer,
     bridge_stub: bridge_pb2_grpc.BridgeServiceStub,

@@ -23,6 +23,7 @@ from tests.interop.conftest import ROOT, require_pipecat_venv
 INNER = "tests/interop/webrtc_netns.py"
 
 
+@pytest.mark.timeout(420)  # real-time sessions on a loaded CI machine
 def test_webrtc_inside_a_network_namespace(tmp_path: Path) -> None:
     require_pipecat_venv()
     probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, text=True)
