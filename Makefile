@@ -2,9 +2,9 @@
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 # Optional setup scripts of the integrations (browser for the report test,
-# Node packages for the Node example, pipecat's own venv, PostgreSQL for the
+# Node packages for the Node example, pipecat's and LiveKit's own venvs, PostgreSQL for the
 # shared-store tests, SIPp/baresip/Kamailio for the SIP tests); each is idempotent.
-SETUP_SCRIPTS := $(wildcard scripts/ci_setup_browser.sh scripts/ci_setup_node.sh scripts/setup_pipecat_env.sh scripts/ci_setup_postgres.sh scripts/ci_setup_sip.sh)
+SETUP_SCRIPTS := $(wildcard scripts/ci_setup_browser.sh scripts/ci_setup_node.sh scripts/setup_pipecat_env.sh scripts/setup_livekit_env.sh scripts/ci_setup_postgres.sh scripts/ci_setup_sip.sh)
 
 .PHONY: install dev demo test test-deps check lint typecheck protos protos-check bench clean
 

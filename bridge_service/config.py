@@ -66,6 +66,12 @@ class StopReason(enum.StrEnum):
     SIP_SERVER_ERROR = "sip_server_error"
     SIP_AUTH_FAILED = "sip_auth_failed"
     SIP_RTP_TIMEOUT = "sip_rtp_timeout"
+    #: A connector's agent process (one per session) exited or timed out before connecting.
+    AGENT_START_FAILED = "agent_start_failed"
+    #: A connector's agent process exited mid-call.
+    AGENT_CRASHED = "agent_crashed"
+    #: A connector's agent process never spoke within the connector's speak timeout.
+    AGENT_SILENT = "agent_silent"
 
 
 @dataclass(frozen=True)

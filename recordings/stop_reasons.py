@@ -61,6 +61,19 @@ TABLE: tuple[StopReasonInfo, ...] = (
         _KEEP,
     ),
     StopReasonInfo(
+        "agent_crashed",
+        True,
+        "the agent's process (a connector started it) exited mid-call; its stderr tail is recorded",
+        _KEEP,
+    ),
+    StopReasonInfo(
+        "agent_silent",
+        True,
+        "the agent's process ran but never spoke within the connector's speak timeout; its"
+        " stderr tail is recorded",
+        _KEEP,
+    ),
+    StopReasonInfo(
         "recording_ended",
         True,
         "an imported recording of a real call ran to its end (how the call ended is not"
@@ -74,6 +87,13 @@ TABLE: tuple[StopReasonInfo, ...] = (
     ),
     StopReasonInfo(
         "connector_failed", False, "a connector could not reach or serve its bot", _RERUN
+    ),
+    StopReasonInfo(
+        "agent_start_failed",
+        False,
+        "the agent's process (a connector starts one per session) exited or timed out before"
+        " it connected; its stderr tail is the detail",
+        _RERUN,
     ),
     StopReasonInfo("bridge_error", False, "the bridge itself failed running the session", _RERUN),
     StopReasonInfo(

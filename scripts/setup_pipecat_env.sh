@@ -20,10 +20,12 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 # [websocket] brings the WebSocket server transport; the protobuf and Twilio
-# serializers are in the base package. fastapi + uvicorn serve the Twilio
-# Media Streams example (examples/pipecat_bot/twilio_bot.py) through pipecat's
-# FastAPI WebSocket transport. No model weights or network services are needed
-# by examples/pipecat_bot.
-"$venv/bin/python" -m pip install --quiet "pipecat-ai[websocket]==$version" numpy fastapi uvicorn
+# serializers are in the base package. [webrtc] brings SmallWebRTCTransport
+# (aiortc), which examples/pipecat_bot/webrtc_bot.py serves. fastapi + uvicorn
+# serve the Twilio Media Streams example (examples/pipecat_bot/twilio_bot.py)
+# through pipecat's FastAPI WebSocket transport, and the WebRTC example's
+# POST /api/offer. No model weights or network services are needed by
+# examples/pipecat_bot.
+"$venv/bin/python" -m pip install --quiet "pipecat-ai[websocket,webrtc]==$version" numpy fastapi uvicorn
 "$venv/bin/python" -c "import pipecat, google.protobuf; print('pipecat', pipecat.__version__ if hasattr(pipecat, '__version__') else '?', 'protobuf', google.protobuf.__version__)"
 echo "pipecat venv ready: $venv"

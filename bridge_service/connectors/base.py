@@ -34,7 +34,8 @@ Writing a connector:
    The target is imported lazily, the first time a run uses that kind, so a
    connector's optional dependencies cost nothing when it is unused. The
    built-in kinds are ``pipecat``, ``twilio``, ``sip`` (calling an agent),
-   ``sip-inbound`` (taking an agent's call) and ``fake`` (for tests). Give
+   ``sip-inbound`` (taking an agent's call), ``livekit`` (an agent process
+   per session), ``webrtc`` (pipecat's SmallWebRTC) and ``fake`` (for tests). Give
    ``check=`` a function ``(ConnectorConfig) -> None`` (or its
    ``"module:function"`` path) that raises :class:`ConnectorOptionsError` for
    wrong options or URLs: StartRun calls it (:func:`check_connector`), so a
@@ -99,10 +100,12 @@ from vae.recordings.models import Side
 __all__ = [
     "BotAudio",
     "BotEvent",
+    "BotExited",
     "BotInfo",
     "BotInput",
     "BotLimitError",
     "BotProtocolError",
+    "BotStartError",
     "BotText",
     "BridgeOutput",
     "CallRefused",
@@ -132,6 +135,7 @@ __all__ = [
     "check_connector",
     "connector_capabilities",
     "connector_kinds",
+    "default_capacity",
     "dial",
     "register_connector",
     "resolve_connector",
@@ -182,6 +186,38 @@ class DialFor:
     session_id: str
     scenario_name: str
     attempt: int = 1
+
+
+class BotStartError(ConnectorOptionsError):
+    """A bot the connector starts itself (its own process) never came up.
+
+    Not retried by the pool (the same program would fail the same way); the
+    attempt is recorded with ``stop_reason`` and this message, which carries
+    the tail of the process's stderr.
+    """
+
+    stop_reason = "agent_start_failed"
+
+    def __init__(self, message: str, log_tail: str = "") -> None:
+        super().__init__(f"{message}; stderr tail:\n{log_tail}" if log_tail else message)
+        self.log_tail = log_tail
+
+
+class BotExited(Exception):
+    """Raised by ``receive``: the bot's own process ended the call (see ``stop_reason``).
+
+    For connectors that run the bot as a process of their own: ``stop_reason``
+    is a stop reason of ``vae.recordings.stop_reasons`` (``agent_crashed``,
+    ``agent_silent``), ``detail`` says what happened, and ``log_tail`` (the
+    tail of the process's stderr) is recorded with the session's
+    ``session_error`` event.
+    """
+
+    def __init__(self, stop_reason: str, detail: str, log_tail: str = "") -> None:
+        super().__init__(detail)
+        self.stop_reason = stop_reason
+        self.detail = detail
+        self.log_tail = log_tail
 
 
 class SideEndpoint(Protocol):
@@ -243,13 +279,26 @@ _registry: dict[str, str | Dial] = {
     # SIP's control messages (INFO packages) are protobuf JSON: the edge converts them.
     "sip": "vae.bridge_service.edge.sip_wire:dial",
     "sip-inbound": "vae.bridge_service.edge.sip_wire:take_call",
+    "livekit": "vae.bridge_service.connectors.livekit.dial:dial",
+    "webrtc": "vae.bridge_service.connectors.webrtc.connector:dial",
 }
 _checks: dict[str, str | Check] = {
     "pipecat": "vae.bridge_service.connectors.pipecat.connector:check_config",
     "twilio": "vae.bridge_service.connectors.twilio.connector:check_config",
     "sip": "vae.bridge_service.connectors.sip.outbound:check_config",
     "sip-inbound": "vae.bridge_service.connectors.sip.inbound:check_config",
+    "livekit": "vae.bridge_service.connectors.livekit.dial:check_config",
+    "webrtc": "vae.bridge_service.connectors.webrtc.connector:check_config",
 }
+#: Sessions one endpoint holds at once when the run does not say. A livekit
+#: "endpoint" is an agent file started once per session: the run's concurrency
+#: bounds it (``--connector-capacity`` caps the processes).
+_capacities: dict[str, int] = {"livekit": 1 << 20}
+
+
+def default_capacity(kind: str) -> int:
+    """``ConnectorConfig.capacity`` of ``kind`` when the run gives none (1 for most)."""
+    return _capacities.get(kind, 1)
 
 
 def register_connector(
@@ -277,12 +326,18 @@ def connector_kinds() -> list[str]:
     return sorted(_registry)
 
 
+#: The extra that brings a kind's optional dependencies (named when they are missing).
+_EXTRAS = {"livekit": "livekit", "webrtc": "webrtc"}
+
+
 def _load(kind: str, target: str) -> Any:
     module_name, _, attr = target.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ConnectorError(f"connector {kind!r} is not available: {exc}") from exc
+        extra = _EXTRAS.get(kind)
+        hint = f" (pip install 'vae[{extra}]')" if extra else ""
+        raise ConnectorError(f"connector {kind!r} is not available: {exc}{hint}") from exc
     loaded = getattr(module, attr, None)
     if loaded is None:
         raise ConnectorError(f"connector {kind!r}: {target} does not exist")

@@ -52,6 +52,15 @@ _by_kind: dict[str, tuple[Capabilities, str]] = {
         Capabilities(text=True),
         "a pipecat pipeline plays its audio in real time and cannot follow the virtual clock",
     ),
+    # Text through run_input requests with the agent's audio output off (livekit-agents 1.8).
+    "livekit": (
+        Capabilities(text=True),
+        "LiveKit's console mode plays audio in real time and cannot follow the virtual clock",
+    ),
+    "webrtc": (
+        Capabilities(text=True),
+        "WebRTC media flows in real time: a pipecat pipeline cannot follow the virtual clock",
+    ),
     "twilio": (
         Capabilities(),
         "Twilio Media Streams carries only audio (mu-law media), in real time: no text turns"

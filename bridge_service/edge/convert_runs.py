@@ -7,7 +7,12 @@ from typing import Any
 
 from vae.bridge.v1 import bridge_pb2
 from vae.bridge_service.config import EndPolicy
-from vae.bridge_service.connectors.base import ConnectorConfig, ConnectorError, check_connector
+from vae.bridge_service.connectors.base import (
+    ConnectorConfig,
+    ConnectorError,
+    check_connector,
+    default_capacity,
+)
 from vae.bridge_service.edge.convert_out import stop_reason_pb
 from vae.bridge_service.edge.convert_tiers import CLOCK_OF, CLOCK_PB, MODALITY_OF, MODALITY_PB
 from vae.bridge_service.identity import BridgeIdentity
@@ -93,7 +98,7 @@ def _connector(cfg: bridge_pb2.ConnectorConfig, field: str) -> ConnectorConfig |
         cfg.url,
         options,
         list(cfg.pool_urls),
-        cfg.capacity if cfg.HasField("capacity") else 1,
+        cfg.capacity if cfg.HasField("capacity") else default_capacity(cfg.kind),
         cfg.connect_timeout_s if cfg.HasField("connect_timeout_s") else 30.0,
         dict(cfg.secrets),
     )

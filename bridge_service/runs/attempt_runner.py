@@ -96,6 +96,7 @@ class AttemptRunner:
             stop.cancel()
         if not work.done():
             work.cancel()
+            await asyncio.wait([work])  # its own clean-up (a connector's process) ends first
             raise RunCancelled
         return work.result()
 

@@ -26,9 +26,12 @@ def dial_for(config: ConnectorConfig, plan: SessionPlan | None) -> ConnectorConf
 
 
 def refusal_reason(exc: Exception) -> StopReason:
-    if isinstance(exc, CallRefused):
+    """The stop reason of a dial that failed: a SIP final answer, an agent process that never
+    came up (``BotStartError``), else ``connector_failed``."""
+    reason = getattr(exc, "stop_reason", None)
+    if isinstance(exc, CallRefused) or isinstance(reason, str):
         try:
-            return StopReason(exc.stop_reason)
+            return StopReason(str(reason))
         except ValueError:
             pass
     return StopReason.CONNECTOR_FAILED

@@ -23,7 +23,12 @@ from vae.bridge_service.runs.model import RunState
 from vae.recordings.models import RunStatus, SessionRecord
 from vae.recordings.stop_reasons import is_finished, normalise
 
-_FAILED_REASONS = {StopReason.BOT_ERROR, StopReason.BOT_DISCONNECTED}
+_FAILED_REASONS = {
+    StopReason.BOT_ERROR,
+    StopReason.BOT_DISCONNECTED,
+    StopReason.AGENT_CRASHED,
+    StopReason.AGENT_SILENT,
+}
 _CUT = (StopReason.CANCELLED, StopReason.SHUTDOWN)
 #: Not retried: a cut, or a first speaker that stayed silent (the same bots would
 #: only wait for each other again).

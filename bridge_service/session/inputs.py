@@ -27,6 +27,7 @@ from vae.bridge_service.config import StopReason
 from vae.bridge_service.connectors.base import (
     BotAudio,
     BotEvent,
+    BotExited,
     BotProtocolError,
     BotText,
     ClockAck,
@@ -67,6 +68,9 @@ class SessionIO(SessionState):
                 break
             except BotProtocolError as exc:
                 await self._fail(side, exc)
+                return
+            except BotExited as exc:
+                await self._exited(side, exc)
                 return
             except Exception as exc:
                 log.warning("%s bot stream failed: %s", side, exc)
@@ -118,6 +122,14 @@ class SessionIO(SessionState):
         with contextlib.suppress(Exception):
             await self.endpoints[side].close(exc)
         self.request_end(EndRequest(StopReason.BOT_ERROR, f"the {side} bot sent bad input: {exc}"))
+
+    async def _exited(self, side: Side, exc: BotExited) -> None:
+        """The bot's own process ended the call: its stop reason, its stderr tail recorded."""
+        payload = {"error": exc.detail, "stop_reason": exc.stop_reason, "stderr_tail": exc.log_tail}
+        await self.record(side, EventKind.SESSION_ERROR, payload)
+        self._gone.add(side)
+        self.final_done[side].set()
+        self.request_end(EndRequest(StopReason(exc.stop_reason), exc.detail))
 
     async def _on_audio(self, side: Side, chunk: BotAudio) -> None:
         if self.text:

@@ -158,14 +158,15 @@ from vae.cli.runs.sip_opts import sip_options
     help="Dial the agent bot at this URL (ws://127.0.0.1:8765: pipecat; "
     "twilio+ws://127.0.0.1:8765/ws: Twilio Media Streams; sip:USER@HOST[:PORT]"
     "[;transport=udp|tcp]: call a SIP agent; sip-inbound: take the agent's SIP call at the"
-    " bridge's --sip-listen address). Repeat for a pool.",
+    " bridge's --sip-listen address; webrtc+http://127.0.0.1:7860/api/offer: pipecat"
+    " SmallWebRTC; livekit:agent.py: a LiveKit agent, started per session). Repeat for a pool.",
 )
 @click.option(
     "--connector-kind",
     default=None,
     help="Connector kind for --user-connector/--agent-connector "
-    "[from the URL: twilio+ws:// is twilio, sip: is sip, sip-inbound: is sip-inbound, else"
-    " pipecat].",
+    "[from the URL: twilio+ws:// is twilio, sip: is sip, sip-inbound: is sip-inbound,"
+    " livekit: livekit, webrtc+http:// webrtc, else pipecat].",
 )
 @click.option(
     "--connector-capacity",
@@ -230,6 +231,10 @@ def run_command(
       vae run examples/suite --clock virtual --seed 7
       vae run examples/suite --line codec=mulaw8k,packet_loss=0.05 --seed 3
       vae run examples/tool_backend --tool-backend --agent-connector ws://127.0.0.1:8765
+      vae run scenarios/ --agent-connector livekit:agent.py --connector-options
+          '{"python": ".livekit-venv/bin/python"}'
+      vae run examples/suite --first-speaker user
+          --agent-connector webrtc+http://127.0.0.1:7860/api/offer
       vae run my-scenarios/ --concurrency 2 --tag nightly --json
       vae run --resume 2026-12-02 --check
       vae run --replay 2026-12-02 --replay-scenario airline_wrong_date

@@ -58,11 +58,15 @@ def connector(
 
     The kind comes from ``--connector-kind``, else from the URL: ``twilio+ws://``
     is a Twilio Media Streams bot, ``sip:`` a SIP agent vae calls,
-    ``sip-inbound:`` one that calls vae, plain ``ws://`` a pipecat bot.
+    ``sip-inbound:`` one that calls vae, ``livekit:PATH`` a LiveKit agent file
+    (sent absolute: the bridge starts it), ``webrtc+http://`` a pipecat
+    SmallWebRTC bot, plain ``ws://`` a pipecat bot.
     """
     if not urls:
         return None
     kind = kind or kind_of(urls[0])
+    if kind == "livekit":
+        urls = tuple(f"livekit:{Path(u.removeprefix('livekit:')).resolve()}" for u in urls)
     cfg = bridge_pb2.ConnectorConfig(
         kind=kind, url=urls[0], options_json=options, pool_urls=list(urls[1:])
     )

@@ -21,15 +21,20 @@ if TYPE_CHECKING:
 SIP_KINDS = ("sip", "sip-inbound")
 
 
+#: URL prefixes and the connector kind each implies (first match wins; else pipecat).
+KIND_PREFIXES = (
+    ("twilio+", "twilio"),
+    ("sip-inbound:", "sip-inbound"),
+    ("sip:", "sip"),
+    ("sips:", "sip"),
+    ("livekit:", "livekit"),
+    ("webrtc+", "webrtc"),
+)
+
+
 def kind_of(url: str) -> str:
     """The connector kind a URL implies."""
-    if url.startswith("twilio+"):
-        return "twilio"
-    if url.startswith("sip-inbound:"):
-        return "sip-inbound"
-    if url.startswith(("sip:", "sips:")):
-        return "sip"
-    return "pipecat"
+    return next((kind for prefix, kind in KIND_PREFIXES if url.startswith(prefix)), "pipecat")
 
 
 def sip_options(command: Callable[..., Any]) -> Callable[..., Any]:

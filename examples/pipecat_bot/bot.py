@@ -310,10 +310,18 @@ class ToneResponder(FrameProcessor):
         await self.push_frame(RTVIServerMessageFrame(data={"text": "<exit>goodbye</exit>"}))
 
 
-async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def _json_object(text: str) -> dict[str, Any]:
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object")
+    return value
+
+
+def arguments(description: str, port: int) -> argparse.ArgumentParser:
+    """The options every example transport takes (``webrtc_bot.py`` reuses them)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--port", type=int, default=port)
     parser.add_argument("--answers", type=int, default=1, help="answers before ending the call")
     parser.add_argument("--tool", default="book_table", help="the write tool it calls")
     parser.add_argument(
@@ -325,7 +333,7 @@ async def main() -> None:
     )
     parser.add_argument(
         "--tool-args",
-        type=json.loads,
+        type=_json_object,
         default=None,
         metavar="JSON",
         help='the write tool\'s arguments, a JSON object (default {"confirmed": true, ...})',
@@ -335,23 +343,11 @@ async def main() -> None:
         action="store_true",
         help="call the write tool on the session's tool backend over HTTP (vae run --tool-backend)",
     )
-    args = parser.parse_args()
-    if args.tool_args is not None and not isinstance(args.tool_args, dict):
-        parser.error("--tool-args must be a JSON object")
+    return parser
 
-    transport = SingleClientWebsocketServerTransport(
-        params=SingleClientWebsocketServerParams(
-            serializer=ProtobufFrameSerializer(),
-            audio_in_enabled=True,
-            audio_out_enabled=True,
-            audio_in_sample_rate=IN_RATE,
-            audio_out_sample_rate=OUT_RATE,
-            add_wav_header=False,
-        ),
-        host=args.host,
-        port=args.port,
-    )
-    agent = Agent()
+
+def pipeline_task(transport: Any, agent: Agent, args: argparse.Namespace) -> PipelineTask:
+    """The bot's pipeline on ``transport``, with RTVI and the client messages it answers."""
     rtvi = RTVIProcessor()
     pipeline = Pipeline(
         [
@@ -390,6 +386,25 @@ async def main() -> None:
             await processor.send_error_response(message, str(exc))
             return
         await processor.send_server_response(message, result)
+
+    return task
+
+
+async def main() -> None:
+    args = arguments(__doc__.splitlines()[0], 8765).parse_args()
+    transport = SingleClientWebsocketServerTransport(
+        params=SingleClientWebsocketServerParams(
+            serializer=ProtobufFrameSerializer(),
+            audio_in_enabled=True,
+            audio_out_enabled=True,
+            audio_in_sample_rate=IN_RATE,
+            audio_out_sample_rate=OUT_RATE,
+            add_wav_header=False,
+        ),
+        host=args.host,
+        port=args.port,
+    )
+    task = pipeline_task(transport, Agent(), args)
 
     @transport.event_handler("on_websocket_ready")
     async def on_ready(_transport: Any) -> None:

@@ -30,3 +30,18 @@ def test_help_documents_the_new_options() -> None:
     assert "--tls-ca" in bot_help and "VAE_TLS_CA" in bot_help
     bad = CliRunner().invoke(vae, ["run", "x", "--first-speaker", "nobody"])
     assert bad.exit_code == 2
+
+
+def test_livekit_and_webrtc_kinds_come_from_the_url() -> None:
+    import os
+    from pathlib import Path
+
+    livekit = _connector(("livekit:examples/livekit_agent/agent.py",), None, "{}", None, None)
+    assert livekit is not None and livekit.kind == "livekit"
+    # The bridge starts the agent: the path goes absolute, from where vae run was started.
+    assert livekit.url == f"livekit:{Path(os.getcwd(), 'examples/livekit_agent/agent.py')}"
+    webrtc = _connector(("webrtc+http://h:7860/api/offer",), None, "{}", None, None)
+    assert webrtc is not None and webrtc.kind == "webrtc"
+    assert webrtc.url == "webrtc+http://h:7860/api/offer"
+    run_help = CliRunner().invoke(vae, ["run", "--help"]).output
+    assert "livekit:agent.py" in run_help and "webrtc+http://" in run_help

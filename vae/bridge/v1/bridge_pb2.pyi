@@ -166,6 +166,22 @@ class _StopReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_StopReason
     """No RTP from the far end for the connector's rtp_timeout_s (vae run
     --sip-rtp-timeout): the call was hung up.
     """
+    STOP_REASON_AGENT_START_FAILED: _StopReason.ValueType  # 30
+    """Connectors that start the agent's own process for each session (the
+    livekit kind): the process exited, or did not connect within the
+    connector's start_timeout_s, before the session began. The detail holds
+    the tail of its stderr. Unfinished: a resume runs it again.
+    """
+    STOP_REASON_AGENT_CRASHED: _StopReason.ValueType  # 31
+    """Such an agent process exited mid-call (a crash, sys.exit, a signal). The
+    tail of its stderr is recorded as a session_error event and in the detail.
+    Finished: a verdict on the agent.
+    """
+    STOP_REASON_AGENT_SILENT: _StopReason.ValueType  # 32
+    """Such an agent process was running but sent no audio (no text turn in a
+    text session) within the connector's speak_timeout_s of SessionStart; the
+    tail of its stderr is recorded. Finished: a verdict on the agent.
+    """
 
 class StopReason(_StopReason, metaclass=_StopReasonEnumTypeWrapper):
     """Why a session ended."""
@@ -262,6 +278,22 @@ STOP_REASON_SIP_AUTH_FAILED: StopReason.ValueType  # 335
 STOP_REASON_SIP_RTP_TIMEOUT: StopReason.ValueType  # 336
 """No RTP from the far end for the connector's rtp_timeout_s (vae run
 --sip-rtp-timeout): the call was hung up.
+"""
+STOP_REASON_AGENT_START_FAILED: StopReason.ValueType  # 30
+"""Connectors that start the agent's own process for each session (the
+livekit kind): the process exited, or did not connect within the
+connector's start_timeout_s, before the session began. The detail holds
+the tail of its stderr. Unfinished: a resume runs it again.
+"""
+STOP_REASON_AGENT_CRASHED: StopReason.ValueType  # 31
+"""Such an agent process exited mid-call (a crash, sys.exit, a signal). The
+tail of its stderr is recorded as a session_error event and in the detail.
+Finished: a verdict on the agent.
+"""
+STOP_REASON_AGENT_SILENT: StopReason.ValueType  # 32
+"""Such an agent process was running but sent no audio (no text turn in a
+text session) within the connector's speak_timeout_s of SessionStart; the
+tail of its stderr is recorded. Finished: a verdict on the agent.
 """
 Global___StopReason: _TypeAlias = StopReason  # noqa: Y015
 
