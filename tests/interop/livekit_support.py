@@ -110,3 +110,18 @@ def console_agents(marker: str) -> list[int]:
         if b"console" in argv and any(marker.encode() in a for a in argv) and alive(int(entry)):
             found.append(int(entry))
     return found
+
+
+def agent_processes(marker: str) -> list[int]:
+    """The agents themselves: console processes whose parent is not one (an agent's own
+    forked helpers carry its command line too, so they are not counted as agents)."""
+    every = console_agents(marker)
+    return [pid for pid in every if parent_pid(pid) not in every]
+
+
+def parent_pid(pid: int) -> int:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0
+    return int(stat.rsplit(")", 1)[1].split()[1])

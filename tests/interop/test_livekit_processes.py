@@ -25,9 +25,11 @@ from tests.interop.conftest import ROOT, start_run, watch_until_done
 from tests.interop.livekit_support import (
     AGENT,
     BOOK,
+    agent_processes,
     alive,
     connector,
     console_agents,
+    parent_pid,
     stand_ins,  # noqa: F401  (a fixture)
 )
 from vae.bots.brains.scripted import play_script
@@ -74,7 +76,7 @@ async def test_three_sessions_run_three_processes_and_leave_none(
     async def count() -> None:
         nonlocal most
         while True:
-            most = max(most, len(console_agents(str(agent))))
+            most = max(most, len(agent_processes(str(agent))))
             await asyncio.sleep(0.1)
 
     async with asyncio.timeout(120), asyncio.TaskGroup() as tg:
@@ -116,7 +118,7 @@ async def test_a_cancelled_run_leaves_no_process(
     async with asyncio.timeout(90), asyncio.TaskGroup() as tg:
         tg.create_task(run_bots(user, stop))
         await mid_call(bridge_stub, run_id, 3)
-        running = console_agents(str(agent))
+        running = agent_processes(str(agent))
         assert len(running) == 3
         await bridge_stub.CancelRun(bridge_pb2.CancelRunRequest(run_id=run_id))
         events = await watch_until_done(bridge_stub, run_id)
@@ -158,9 +160,9 @@ async def test_sigterm_of_the_bridge_leaves_no_process(
             async with asyncio.timeout(90), asyncio.TaskGroup() as tg:
                 tg.create_task(run_bots(user, stop))
                 await mid_call(stub, run_id, 3)
-                running = console_agents(str(agent))
+                running = agent_processes(str(agent))
                 assert len(running) == 3
-                assert all(_parent(p) == bridge.pid for p in running)  # the bridge's children
+                assert all(parent_pid(p) == bridge.pid for p in running)  # the bridge's children
                 bridge.send_signal(signal.SIGTERM)
                 _, err = await bridge.communicate()
                 left = [p for p in running if alive(p)]  # the moment the bridge has exited
@@ -174,8 +176,3 @@ async def test_sigterm_of_the_bridge_leaves_no_process(
         if bridge.returncode is None:
             bridge.kill()
             await bridge.wait()
-
-
-def _parent(pid: int) -> int:
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return int(stat.rsplit(")", 1)[1].split()[1])
