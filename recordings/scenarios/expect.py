@@ -26,6 +26,9 @@ from typing import Any
 EXPECT_FAIL_TAG = "expect-fail"
 #: A tag the example suite puts on scenarios built to pass: it contradicts ``expect_fail``.
 EXPECT_PASS_TAG = "expect-pass"
+#: Why a scenario built to fail that passed fails the gate (its one-line reason everywhere).
+UNEXPECTED_PASS = (f"unexpectedly passed: built to fail ({EXPECT_FAIL_TAG}), it passed its "
+                   "gating signals")  # fmt: skip
 #: Outcomes that break the per-scenario rule.
 BREAK_THE_RULE = ("failed", "xpassed")
 #: Outcomes in the order a reader needs them (what needs attention first).

@@ -132,11 +132,6 @@ def _one_line(verdict: str, results: list[SignalResult], outcome: SessionOutcome
     return composite.error if composite is not None and composite.error else verdict
 
 
-#: Why a scenario built to fail that passed fails the gate.
-UNEXPECTED_PASS = (f"unexpectedly passed: built to fail ({expect.EXPECT_FAIL_TAG}), it passed its "
-                   "gating signals")  # fmt: skip
-
-
 def _case(
     reader: RecordingReader,
     name: str,
@@ -167,7 +162,7 @@ def _case(
     said = transcript(reader, session.session_id) if verdict in ("failed", "unscored") else []
     listed = composite.detail.get("causes")
     causes = [str(c) for c in listed] if isinstance(listed, list) and verdict == "unscored" else []
-    why = UNEXPECTED_PASS if expect_fail and verdict == "passed" else ""
+    why = expect.UNEXPECTED_PASS if expect_fail and verdict == "passed" else ""
     return Case(**common, verdict=verdict, reason=why or _one_line(verdict, results, outcome),
                 signals=results, causes=causes or ([verdict] if verdict == "unscored" else []),
                 transcript=said)  # fmt: skip

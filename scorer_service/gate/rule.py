@@ -60,3 +60,12 @@ def unexpected_passes(cases: list[Case]) -> Check:
     xfailed = sum(1 for x in built if x.outcome == "xfailed")
     text = f"{len(built)} built to fail: {xfailed} failed as expected, none unexpectedly passed"
     return Check(EXPECT_FAIL_TAG, PASSED, text, 0, 0)
+
+
+def per_scenario(cases: list[Case]) -> list[Check]:
+    """The rule's checks alone (``scenarios``; ``expect-fail`` when a scenario is built to fail),
+    for a command that keeps its own rules on what could not be decided (``vae demo``)."""
+    found = [scenarios(cases)]
+    if any(x.expect_fail for x in cases):
+        found.append(unexpected_passes(cases))
+    return found
