@@ -4,10 +4,11 @@ Why a module: what the demo shows — one row per session with the reason it
 failed (a mishearing named first), the success rates, the comparison with the
 previous run, where the database and report are, the per-scenario rule's
 verdict (every scenario passed or failed as built: ``vae gate`` without a
-threshold) — changes with the report and the summary's wording, not with how the demo starts the services and bots
-(``cli/demo/demo_run.py``) or calls them (``cli/demo/demo_wire.py``). The
-sessions' rows are also the ``sessions`` of ``vae demo --json``
-(``cli/demo/demo_cmd.py``), so their keys are part of that document.
+threshold) — changes with the report and the summary's wording, not with how
+the demo starts the services and bots (``cli/demo/demo_run.py``) or calls them
+(``cli/demo/demo_wire.py``). The sessions' rows are also the ``sessions`` of
+``vae demo --json`` (``cli/demo/demo_cmd.py``), so their keys are part of that
+document.
 """
 
 from __future__ import annotations

@@ -7,13 +7,13 @@ here reaches all of them. Declaring the options imports nothing heavy;
 
 Any gate option makes a command's exit code the gate's (docs/ci.md, "Exit
 codes"): 0 passed, 1 the agent failed the gate, 3 the gate could not be
-decided, 2 usage. Options that only write files (``--junit-xml``,
-``--summary-md``) or bound the unscored (``--max-unscored``) gate on the
-per-scenario rule: every scenario passes or fails as it was built to. The command's own rules fold into the gate: a run that did
-not complete and a scoring that failed (a judge that cannot be used) are
-"could not decide"; unscored sessions are counted by ``--max-unscored``
-(so ``--allow-unscored`` is refused beside a gate), and ``vae rescore
---fail-under`` gives way to ``--min-success``.
+decided, 2 usage. Options that only write files (``--junit-xml``, ``--summary-
+md``) or bound the unscored (``--max-unscored``) gate on the per-scenario
+rule: every scenario passes or fails as it was built to. The command's own
+rules fold into the gate: a run that did not complete and a scoring that
+failed (a judge that cannot be used) are "could not decide"; unscored sessions
+are counted by ``--max-unscored`` (so ``--allow-unscored`` is refused beside a
+gate), and ``vae rescore --fail-under`` gives way to ``--min-success``.
 """
 
 from __future__ import annotations

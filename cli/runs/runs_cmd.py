@@ -170,7 +170,7 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
         row["mode"] = f"{row['modality']}/{row['clock_kind']}"
         row["bridge"] = _bridge(row["bridge"])
         row["line"] = describe_recorded(row["line"])
-        row["outcome"] = runs_gate.shown(row["outcome"])
+        row["outcome"] = runs_gate.shown(str(row["outcome"]))
     columns = ["session_id", *COLUMNS, "outcome", "mode", "tick_late_ms", "line", "bridge"]
     click.echo(dict_table(rows, columns))
     for line in caller_lines(rows):

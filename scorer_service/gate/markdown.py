@@ -5,8 +5,8 @@ report; the success rate with its decided and unscored counts (and the
 scenarios built to fail, left out of it), per domain; each check with its
 numbers; the regressions against the baseline; the failing scenarios with
 their one-line reasons; those built to fail that unexpectedly passed; the
-unscored ones with their causes; the expected failures. Long lists stop at :data:`MAX_ROWS` rows (the JUnit file and the report
-have them all).
+unscored ones with their causes; the expected failures. Long lists stop at
+:data:`MAX_ROWS` rows (the JUnit file and the report have them all).
 
 Safe to paste into GitHub: every piece of bot text goes through :func:`md_text`,
 which escapes Markdown and HTML (``<script>`` stays text, ``[x](y)`` is no

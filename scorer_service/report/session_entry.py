@@ -107,6 +107,10 @@ def _one_line(verdict: str, failing: list[dict[str, Any]]) -> str:
     return ""
 
 
+def _unexpected(verdict: str, built_to_fail: bool) -> str:
+    return expect.UNEXPECTED_PASS if built_to_fail and verdict == "passed" else ""
+
+
 def session_entry(
     reader: RecordingReader,
     session: SessionRecord,
@@ -142,8 +146,7 @@ def session_entry(
         "verdict": overall,
         "expect_fail": built_to_fail,
         "outcome": expect.outcome(overall, built_to_fail),
-        "reason": missing or _one_line(overall, failing)
-        or (expect.UNEXPECTED_PASS if built_to_fail and overall == "passed" else ""),
+        "reason": missing or _one_line(overall, failing) or _unexpected(overall, built_to_fail),
         "stop_reason": session.stop_reason or "",
         "stop_detail": session.stop_detail,
         "finished": is_finished(session.stop_reason),

@@ -166,10 +166,11 @@ def test_the_plugin_is_idle_and_light_without_vae_suite(tmp_path: Path) -> None:
     probe = (
         "import sys, vae.cli.ci.pytest_plugin; "
         "heavy = {'grpc', 'numpy', 'openai', 'aiosqlite', "
-             "'recordings', 'scorer_service', 'bridge_service', 'bots'}; "
-             "own = {'vae', 'vae.cli', 'vae.cli.ci', 'vae.cli.ci.pytest_plugin'}; "
-             "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}), "
-             "sorted(m for m in sys.modules if m.split('.')[0] == 'vae' and m not in own))")
+        "'recordings', 'scorer_service', 'bridge_service', 'bots'}; "
+        "own = {'vae', 'vae.cli', 'vae.cli.ci', 'vae.cli.ci.pytest_plugin'}; "
+        "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}), "
+        "sorted(m for m in sys.modules if m.split('.')[0] == 'vae' and m not in own))"
+    )
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)  # fmt: skip
     assert loaded.stdout.strip() == "[] []"

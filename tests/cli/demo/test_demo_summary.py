@@ -103,7 +103,7 @@ def test_one_tag_removed_makes_the_demo_and_the_gate_fail_naming_it(tmp_path: Pa
     assert isinstance(failure, Failure)
     (rule,) = cases["scenarios"].result
     assert isinstance(rule, Failure) and forgot in rule.message
-    assert f"### Failing scenarios (1)" in md.read_text()
+    assert "### Failing scenarios (1)" in md.read_text()
     assert f"| {forgot.replace('_', chr(92) + '_')} |" in md.read_text()
 
     shown = invoke("runs", "show", run, "--db", str(db))

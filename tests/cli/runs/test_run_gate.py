@@ -107,8 +107,22 @@ def test_demo_gates_its_own_scoring(tmp_path: Path) -> None:
     # airline_wrong_date is built to fail: tagged, it is an expected failure, left out of the
     # rate (1/1 meets 90%); without its tag it counts as a failure (1/2 is below 90%).
     kept = tmp_path / "kept.xml"
-    args = ["demo", "--db", str(tmp_path / "kept.db"), "--suite", str(folder), "--tts", "buzz",
-            "--clock", "virtual", "--json", "--min-success", "0.9", "--junit-xml", str(kept)]
+    args = [
+        "demo",
+        "--db",
+        str(tmp_path / "kept.db"),
+        "--suite",
+        str(folder),
+        "--tts",
+        "buzz",
+        "--clock",
+        "virtual",
+        "--json",
+        "--min-success",
+        "0.9",
+        "--junit-xml",
+        str(kept),
+    ]
     tagged = CliRunner().invoke(vae, args, env={"GITHUB_STEP_SUMMARY": None})
     assert tagged.exit_code == 0, tagged.output
     assert json.loads(tagged.stdout)["gate"]["counts"]["xfailed"] == 1

@@ -114,8 +114,10 @@ def test_failures_unexpected_passes_and_expected_failures_are_apart(tmp_path: Pa
     run = built_to_fail(db, "mixed", tagged=("book_ok", "book_wrong"))  # db_case fails, unmarked
     text = summary_markdown(gate(db, run, GateSpec()))
     assert text.startswith("## ❌ vae gate: failed: the agent missed the gate (exit 1)\n")
-    assert ("**Success rate 0.0%** — 0 passed, 1 failed of 1 decided; 1 expected failures, "
-            "**1 unexpectedly passed** (built to fail, left out of the rate)") in text
+    assert (
+        "**Success rate 0.0%** — 0 passed, 1 failed of 1 decided; 1 expected failures, "
+        "**1 unexpectedly passed** (built to fail, left out of the rate)"
+    ) in text
     page = render(text)
     sections = [line for line in text.splitlines() if line.startswith("### ")]
     assert sections == ["### Checks", "### Failing scenarios (1)",

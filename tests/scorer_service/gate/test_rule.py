@@ -111,9 +111,10 @@ def test_a_threshold_replaces_the_rule_and_leaves_expected_failures_out(tmp_path
         "success rate 50.0% (1/2 decided; 1 built to fail left out) meets 50.0%"
     )
     strict = gate(db, run, GateSpec(min_success=1.0))
-    assert strict.exit_code == 1 and "below 100.0% by 50.0 points" in check(
-        strict, "min-success"
-    ).message
+    assert (
+        strict.exit_code == 1
+        and "below 100.0% by 50.0 points" in check(strict, "min-success").message
+    )
     domain = gate(db, run, GateSpec(min_success_domains={"restaurant": 1.0}))
     assert check(domain, "min-success restaurant").message == (
         "restaurant success rate 100.0% (1/1 decided; 1 built to fail left out) meets 100.0%"

@@ -81,5 +81,5 @@ def test_a_run_without_scenarios_built_to_fail_reads_as_before(tmp_path: Path) -
     assert "broken by 2 failed" in html and "expected failures" not in html.lower()
     kept = tmp_path / "kept.db"
     html = render(_data(kept, built_to_fail(kept, "kept", tagged=("book_wrong", "db_case"))))
-    assert "<h2>What failed</h2><p class=\"small\">Nothing failed unexpectedly.</p>" in html
+    assert '<h2>What failed</h2><p class="small">Nothing failed unexpectedly.</p>' in html
     assert "kept: every decided scenario passed or failed as it was built to" in html
