@@ -127,13 +127,13 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
 
 # ---------------------------------------------------------------- helpers
 def _expect_fail(data: dict[str, Any], tags: list[str], where: str) -> bool:
-    """The field, or the ``expect-fail`` tag; a contradiction is refused, never guessed."""
+    """The field, set by the ``expect-fail`` tag too (a ``Scenario`` built in Python with the
+    tag arrives here as ``expect_fail: false`` plus the tag: the tag wins); a scenario that
+    also says ``expect-pass`` contradicts itself and is refused, never guessed."""
     given = data.get("expect_fail")
     if given is not None and not isinstance(given, bool):
         raise ScenarioError(where, "expect_fail", "must be true or false")
     tagged = EXPECT_FAIL_TAG in tags
-    if given is False and tagged:
-        raise ScenarioError(where, "expect_fail", f"false contradicts the tag {EXPECT_FAIL_TAG!r}")
     if (given or tagged) and EXPECT_PASS_TAG in tags:
         why = "expect_fail: true" if given else f"the tag {EXPECT_FAIL_TAG!r}"
         raise ScenarioError(where, "tags", f"{EXPECT_PASS_TAG!r} contradicts {why}")

@@ -88,7 +88,7 @@ def test_one_tag_removed_makes_the_demo_and_the_gate_fail_naming_it(tmp_path: Pa
     assert doc["rule"]["status"] == "failed"
     assert [c["status"] for c in doc["rule"]["checks"]] == ["failed", "passed"]
     assert (f"gate (no thresholds): scenarios: 1 scenario(s) failed their gating signals: "
-            f"{forgot} (") in result.stderr  # fmt: skip
+            f"{forgot} — ") in result.stderr  # fmt: skip
     (row,) = [s for s in doc["sessions"] if s["scenario"] == forgot]
     assert (row["verdict"], row["expect_fail"], row["outcome"]) == ("failed", False, "failed")
 

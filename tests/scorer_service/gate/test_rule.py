@@ -31,8 +31,8 @@ def test_without_thresholds_a_failing_scenario_fails_the_gate_naming_it(tmp_path
     result = gate(db, standard(db), GateSpec())
     assert (result.status, result.exit_code, result.rule) == ("failed", 1, "scenarios")
     assert check(result, "scenarios").message == (
-        "2 scenario(s) failed their gating signals: book_wrong, db_case (1 passed; no threshold "
-        "given, so every scenario must pass unless tagged expect-fail)"
+        "2 scenario(s) failed their gating signals: book_wrong, db_case — without a threshold "
+        "every scenario must pass unless built to fail (expect-fail); 1 passed"
     )
     assert [c.name for c in result.checks] == ["completed", "scored", "decided", "max-unscored",
                                                "scenarios"]  # fmt: skip
@@ -69,8 +69,9 @@ def test_one_expected_failure_not_marked_fails_naming_it(tmp_path: Path) -> None
     db = tmp_path / "vae.db"
     result = gate(db, built_to_fail(db, "one-left", tagged=("book_wrong",)), GateSpec())
     assert result.exit_code == 1
-    assert check(result, "scenarios").message.startswith(
-        "1 scenario(s) failed their gating signals: db_case (1 passed, 1 failed as expected"
+    assert check(result, "scenarios").message.endswith(
+        "1 scenario(s) failed their gating signals: db_case — without a threshold every scenario "
+        "must pass unless built to fail (expect-fail); 1 passed, 1 failed as expected"
     )
 
 
