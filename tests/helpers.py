@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
+import shutil
 import socket
 import sqlite3
 import sys
@@ -25,6 +27,34 @@ from vae.bridge.v1 import bridge_pb2
 from vae.cli.main import vae
 
 ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE_SUITE = ROOT / "examples" / "suite"
+
+
+def example_expectations() -> dict[str, bool]:
+    """Scenario name -> built to fail (the ``expect-fail`` tag), from the example suite's files."""
+    import yaml
+
+    out = {}
+    for path in sorted(EXAMPLE_SUITE.glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text())
+        out[doc["name"]] = "expect-fail" in doc.get("tags", [])
+    return out
+
+
+def untag_expect_fail(path: Path) -> None:
+    """Remove the ``expect-fail`` tag from a scenario file (as a user who forgot it)."""
+    text, n = re.subn(r"expect-fail(, )?", "", path.read_text())
+    assert n == 1, f"{path} has no expect-fail tag"
+    path.write_text(text)
+
+
+def copy_example_suite(dest: Path, *, untag: str = "") -> Path:
+    """The example suite copied to ``dest``; ``untag``: that scenario loses its ``expect-fail``
+    tag, so it is expected to pass while it is built to fail."""
+    shutil.copytree(EXAMPLE_SUITE, dest)
+    if untag:
+        untag_expect_fail(dest / f"{untag}.yaml")
+    return dest
 
 
 async def cli(*args: str) -> tuple[int, str, str]:

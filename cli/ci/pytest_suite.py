@@ -15,8 +15,11 @@ Registered by ``cli/ci/pytest_plugin.py`` only when ``--vae-suite`` is given.
   (``vae.scorer_service.gate.run_cases``): passed; failed with the one-line
   reason and every failing signal as the failure text; unscored — or a run
   that could not be made — as an error (raised in setup), never a pass; a
-  scenario no success signal applies to is skipped. So ``-x``,
-  ``--junitxml`` and pytest's exit codes behave as pytest users expect.
+  scenario no success signal applies to is skipped. A scenario built to fail
+  (``expect_fail``, the ``expect-fail`` tag) carries a strict ``xfail`` mark:
+  failing is ``xfailed`` with its reason, passing is ``XPASS(strict)`` — a
+  failure, as the gate counts it. So ``-x``, ``--junitxml``, ``-rxX`` and
+  pytest's exit codes behave as pytest users expect.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ if TYPE_CHECKING:
 
 #: Scenario files (as ``vae.recordings.scenarios.sources`` reads suites).
 SUFFIXES = (".yaml", ".yml", ".json")
+#: The xfail reason of a scenario built to fail (``[XPASS(strict)] …`` when it passes).
+BUILT_TO_FAIL = "built to fail (expect-fail): it must fail its gating signals"
 
 
 class ScenarioFailed(Exception):
@@ -74,6 +79,8 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         case = self._suite().cases[self.run_name]
+        if case.outcome == "xfailed":  # the reason it failed, as pytest -rx shows it
+            pytest.xfail(f"expected failure: {case.reason or 'failed'}")
         if case.verdict == "failed":
             raise ScenarioFailed(_describe(case, self._suite()))
         if case.verdict != "passed":  # only a pass passes (setup already raised for unscored)
@@ -101,7 +108,11 @@ class ScenarioFile(pytest.File):
         for sc in scenarios:
             names = [sc.name] if repeat <= 1 else [f"{sc.name}#{k}" for k in range(1, repeat + 1)]
             for name in names:
-                yield ScenarioItem.from_parent(self, name=name, scenario=sc, run_name=name)
+                item = ScenarioItem.from_parent(self, name=name, scenario=sc, run_name=name)
+                if sc.expect_fail:  # strict: a pass fails; only the scenario's failure is one
+                    item.add_marker(pytest.mark.xfail(reason=BUILT_TO_FAIL, strict=True,
+                                                      raises=ScenarioFailed))  # fmt: skip
+                yield item
 
 
 def _describe(case: Case, suite: VaeSuite) -> str:
@@ -184,7 +195,7 @@ class VaeSuite:
             for line in self.verdict:
                 write(line)
             write(f"report: vae report {self.run_id} --db {self.db_path} -o report.html")
-            write(f"gate:   vae gate {self.run_id} --db {self.db_path} --min-success 0.8")
+            write(f"gate:   vae gate {self.run_id} --db {self.db_path} --junit-xml vae-junit.xml")
         if self.failure:
             write(f"could not run the suite: {self.failure}")
 

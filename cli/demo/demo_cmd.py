@@ -116,13 +116,16 @@ def demo_command(
     Offline and CPU-only. Prints each scenario's result with the reasons of
     its failing signals, the success rates, the database and the report path.
 
-    Exits 1 when the run did not complete or a gating signal is unscored
-    (as vae rescore; --allow-unscored accepts the latter); scenarios that
-    fail their signals (the suite has five, on purpose) leave it 0. With gate
-    options (--min-success, --baseline, --junit-xml, ...) the run's scoring is
-    gated as `vae gate` does and the exit code is the gate's: 0 passed, 1
-    failed, 3 could not decide (a run that did not complete, unscored beyond
-    --max-unscored), 2 usage (docs/ci.md).
+    Exits 1 when a scenario failed its gating signals although it is not
+    built to fail (the `expect-fail` tag, or `expect_fail: true`), or one
+    built to fail passed: the rule of `vae gate` without a threshold, naming
+    them (the example suite's seven scenarios built to fail are expected
+    failures and leave it 0). Exits 1 too when the run did not complete or a
+    gating signal is unscored (as vae rescore; --allow-unscored accepts the
+    latter). With gate options (--min-success, --baseline, --junit-xml, ...)
+    the run's scoring is gated as `vae gate` does and the exit code is the
+    gate's: 0 passed, 1 failed, 3 could not decide (a run that did not
+    complete, unscored beyond --max-unscored), 2 usage (docs/ci.md).
 
     --modality text runs the same suite as text turns and --clock virtual
     runs its audio on the virtual clock: the same verdicts, in a fraction
@@ -137,7 +140,7 @@ def demo_command(
       vae demo --clock virtual
     """
     from vae.cli.demo.demo_run import Progress, run_demo_or_exit
-    from vae.cli.demo.demo_summary import print_summary
+    from vae.cli.demo.demo_summary import print_summary, rule_lines, scenario_rule
     from vae.cli.gate.gate_opts import (
         check_baseline,
         gate_active,
@@ -190,11 +193,19 @@ def demo_command(
         gated = evaluate(db_path, result.run_id, spec, gate_opts, scoring_id=result.scoring_id,
                          report_file=result.report)  # fmt: skip
         finish(gated, gate_opts, as_json=as_json, document=document)
+    rule = scenario_rule(db_path, result) if result.scoring_id else None
+    if rule is not None:
+        document["rule"] = rule
     if as_json:
         print_json(document)
     else:
         print_summary(result, db_path)
     code = 0
+    if rule is not None:  # every scenario as expected, as vae gate without a threshold
+        failed = rule["status"] == "failed"
+        for line in rule_lines(rule) if failed or not as_json else []:
+            click.echo(line, err=failed)
+        code = 1 if failed else 0
     if result.run_status != "completed":
         detail = f": {result.run_error}" if result.run_error else ""
         click.echo(f"run {result.run_id} {result.run_status}{detail}; exit 1", err=True)

@@ -2,11 +2,13 @@
 
 Why a module: what the demo shows — one row per session with the reason it
 failed (a mishearing named first), the success rates, the comparison with the
-previous run, where the database and report are — changes with the report and
-the summary's wording, not with how the demo starts the services and bots
-(``cli/demo/demo_run.py``) or calls them (``cli/demo/demo_wire.py``). The
-sessions' rows are also the ``sessions`` of ``vae demo --json``
-(``cli/demo/demo_cmd.py``), so their keys are part of that document.
+previous run, where the database and report are, the per-scenario rule's
+verdict (every scenario passed or failed as built: ``vae gate`` without a
+threshold) — changes with the report and the summary's wording, not with how
+the demo starts the services and bots (``cli/demo/demo_run.py``) or calls them
+(``cli/demo/demo_wire.py``). The sessions' rows are also the ``sessions`` of
+``vae demo --json`` (``cli/demo/demo_cmd.py``), so their keys are part of that
+document.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from vae.cli.common import shown
 from vae.cli.demo.demo_compare import previous_scored_run, print_comparison
 from vae.cli.tables import pct, table
 from vae.recordings.read.reader import RecordingReader
+from vae.recordings.scenarios.expect import WORDS
 from vae.scorer_service.ledger.unscored import unscored_line
 from vae.scorer_service.report import report_data
 from vae.scorer_service.report.html import render
@@ -63,6 +66,9 @@ def write_report(
             "scenario": s["scenario_name"],
             "domain": s["domain"],
             "verdict": s["verdict"],
+            # Built to fail (expect_fail / the expect-fail tag), and how the gate counts it.
+            "expect_fail": s["expect_fail"],
+            "outcome": s["outcome"],
             "stop_reason": s["stop_reason"],
             "failing": {f["signal"]: f["reasons"] for f in s["failing"] if f["gating"]},
             # The report's one-line reason: a mishearing that explains the failure first.
@@ -89,7 +95,7 @@ def print_summary(result: DemoResult, db_path: Locator) -> None:
         f" ({result.seconds:.0f} s; {result.modality} on the {result.clock} clock)"
     )
     rows = [
-        [row["verdict"], row["scenario"],
+        [WORDS.get(row["outcome"], row["verdict"]), row["scenario"],
          "; ".join([*([row["misheard"]] if row.get("misheard") else []),
                     *(f"{sig}: {_first(why, row.get('misheard'))}"
                       for sig, why in row["failing"].items())])]
@@ -119,3 +125,26 @@ def print_summary(result: DemoResult, db_path: Locator) -> None:
         click.echo(f"agent response latency p50 {lat['p50_s']:.2f} s, p95 {lat['p95_s']:.2f} s")
     print_comparison(result.baseline, result.run_id, db_path)
     click.echo(f"database {shown(db_path)}\nreport   {result.report}")
+
+
+def scenario_rule(db_path: Locator, result: DemoResult) -> dict[str, Any]:
+    """The per-scenario rule on the demo's scoring (``vae gate`` without a threshold; the demo
+    keeps its own rules for a run that did not complete and unscored sessions):
+    ``{"status": passed|failed, "checks": [...]}``."""
+    from vae.scorer_service.gate import run_cases
+    from vae.scorer_service.gate.rule import per_scenario
+    from vae.scorer_service.ledger.scorings import resolve_scoring
+
+    with RecordingReader(db_path) as reader:
+        cases = run_cases(reader, result.run_id, resolve_scoring(reader, result.scoring_id))
+    checks = per_scenario(cases)
+    failed = any(c.status == "failed" for c in checks)
+    return {"status": "failed" if failed else "passed", "checks": [c.as_dict() for c in checks]}
+
+
+def rule_lines(rule: dict[str, Any]) -> list[str]:
+    """One line when the rule holds; else one per check that failed, each naming scenarios."""
+    if rule["status"] != "failed":
+        return [f"gate (no thresholds): passed — {rule['checks'][0]['message']}"]
+    return [f"gate (no thresholds): {c['name']}: {c['message']}; exit 1"
+            for c in rule["checks"] if c["status"] == "failed"]  # fmt: skip

@@ -1,4 +1,4 @@
-"""``vae gate RUN``: pass or fail a recorded run's scoring on thresholds, for CI.
+"""``vae gate RUN``: pass or fail a recorded run's scoring, scenario by scenario or on thresholds.
 
 The command is a thin call of the one gate function
 (:func:`vae.scorer_service.gate.gate`) on ``--db``; the options are the block
@@ -36,16 +36,21 @@ def gate_command(run: str, scoring_ref: str | None, db_path: Locator, as_json: b
                  **kw: Any) -> None:  # fmt: skip
     """Gate RUN's current scoring: exit 0 passed, 1 failed, 3 could not decide, 2 usage.
 
-    Without thresholds the gate still checks that the run completed, was
-    scored, decided at least one session and left none unscored
-    (--max-unscored). The agent failing a threshold or regressing against
-    --baseline exits 1; a run that did not complete, no scoring, zero decided
-    sessions or more unscored sessions than allowed exits 3 — never 0.
+    Without a threshold every decided scenario must pass, as pytest's tests
+    do: one that fails its gating signals exits 1, naming it — unless it is
+    built to fail (the `expect-fail` tag, or `expect_fail: true`): an expected
+    failure. A threshold (--min-success, --pass-k, --baseline) replaces that
+    rule and leaves the scenarios built to fail out of its figures; one built
+    to fail that passed exits 1 whatever was given. The agent missing a
+    threshold or regressing against --baseline exits 1; a run that did not
+    complete, no scoring, zero decided sessions or more unscored sessions
+    than allowed (--max-unscored) exits 3 — never 0.
     --junit-xml and --summary-md write what CI tools read; the scorecard is
     also appended to $GITHUB_STEP_SUMMARY when it is set. See docs/ci.md.
 
     \b
     Examples:
+      vae gate 2026-12-02 --db vae.db --junit-xml vae-junit.xml
       vae gate 2026-12-02 --db vae.db --min-success 0.8
       vae gate v2 --baseline v1 --max-regressions 0 --junit-xml vae-junit.xml
       vae gate v2 --min-success airline=90% --min-success 0.75 --summary-md gate.md

@@ -7,11 +7,13 @@ here reaches all of them. Declaring the options imports nothing heavy;
 
 Any gate option makes a command's exit code the gate's (docs/ci.md, "Exit
 codes"): 0 passed, 1 the agent failed the gate, 3 the gate could not be
-decided, 2 usage. The command's own rules fold into the gate: a run that did
-not complete and a scoring that failed (a judge that cannot be used) are
-"could not decide"; unscored sessions are counted by ``--max-unscored``
-(so ``--allow-unscored`` is refused beside a gate), and ``vae rescore
---fail-under`` gives way to ``--min-success``.
+decided, 2 usage. Options that only write files (``--junit-xml``, ``--summary-
+md``) or bound the unscored (``--max-unscored``) gate on the per-scenario
+rule: every scenario passes or fails as it was built to. The command's own
+rules fold into the gate: a run that did not complete and a scoring that
+failed (a judge that cannot be used) are "could not decide"; unscored sessions
+are counted by ``--max-unscored`` (so ``--allow-unscored`` is refused beside a
+gate), and ``vae rescore --fail-under`` gives way to ``--min-success``.
 """
 
 from __future__ import annotations
@@ -44,8 +46,10 @@ def gate_options(*, report: bool = True) -> Callable[[F], F]:
         opts = [
             click.option("--min-success", "min_success", multiple=True, metavar="[DOMAIN=]RATE",
                          envvar="VAE_MIN_SUCCESS",
-                         help="Gate: the success rate must be at least RATE (0.8 or 80%); "
-                         "DOMAIN=RATE for one domain (repeatable; env VAE_MIN_SUCCESS)."),
+                         help="Gate: the success rate (scenarios built to fail left out) must "
+                         "be at least RATE (0.8 or 80%); DOMAIN=RATE for one domain (repeatable; "
+                         "env VAE_MIN_SUCCESS). A threshold replaces the default rule: every "
+                         "scenario passes unless built to fail."),
             click.option("--baseline", default=None, metavar="RUN", envvar="VAE_BASELINE",
                          help="Gate: count scenario regressions against RUN, as vae compare "
                          "does (env VAE_BASELINE)."),

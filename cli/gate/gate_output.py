@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from vae.scorer_service.gate import GateResult, GateSpec
 
 _MARK = {"passed": "ok", "failed": "FAILED", "undecided": "UNDECIDED"}
+#: How a case's outcome is printed (pytest's word for an unexpected pass).
+_SHOWN = {"xpassed": "XPASS"}
 
 
 def evaluate(
@@ -109,12 +111,15 @@ def text_lines(result: GateResult, *, cases: bool) -> list[str]:
         lines.append(f"  {_MARK[check.status]:<10} {check.name:<{width}}  {check.message}")
     if cases:
         for case in result.cases:
-            if case.verdict in ("failed", "unscored"):
-                lines.append(f"  {case.verdict:<10} {case.name}  {case.reason}")
+            if case.outcome in ("failed", "xpassed", "unscored"):
+                lines.append(f"  {_SHOWN.get(case.outcome, case.outcome):<10} {case.name}  "
+                             f"{case.reason}")  # fmt: skip
     if result.comparison is not None:
+        built = {c.scenario for c in result.cases if c.expect_fail}
         for s in result.comparison.regressions:
             why = s.reasons[0] if s.reasons else ""
-            lines.append(f"  regressed  {s.scenario}  {why}")
+            note = " (built to fail: not counted)" if s.scenario in built else ""
+            lines.append(f"  regressed  {s.scenario}{note}  {why}")
     return lines
 
 

@@ -220,8 +220,9 @@ def run_command(
     the recorded callers of RUN, turn by turn, to the agent (only an agent bot
     or `--agent-connector` is needed), then compare: `vae compare RUN NEW`.
     With gate options (--min-success, --baseline, --junit-xml, ...) the run is
-    then scored on --db (the bridge's database) and gated as `vae gate` does;
-    the exit code is the gate's: 0 passed, 1 failed, 3 could not decide, 2
+    then scored on --db (the bridge's database) and gated as `vae gate` does
+    (without a threshold every scenario must pass unless built to fail,
+    `expect-fail`); the exit code is the gate's: 0 passed, 1 failed, 3 could not decide, 2
     usage (docs/ci.md).
 
     \b

@@ -80,14 +80,18 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
     with the packets it lost. The `bridge` column names the bridge
     process that served it (`worker 2 pid 4242` under `vae bridge serve
     --workers N`); `--json` gives it as an object per session (host, pid,
-    address, worker, front_door), null when not recorded.
+    address, worker, front_door), null when not recorded. The `outcome`
+    column is each session's verdict in the current scoring as the gate
+    counts it (`expected failure` for a scenario built to fail that failed,
+    `unexpectedly passed` for one that passed), and the closing lines are
+    what `vae gate RUN` decides without a threshold (`--json`: `gate`).
 
     \b
     Examples:
       vae runs show 2026-12 --db vae.db
       vae runs show 2026-12 --db vae.db --json
     """
-    from vae.cli.runs import run_summary
+    from vae.cli.runs import run_summary, runs_gate
     from vae.cli.runs.replay_opts import replayed_from
     from vae.recordings.read.bot_errors import bot_errors
     from vae.recordings.read.reader import RecordingReader
@@ -132,6 +136,8 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
         ]
         for row in rows:
             row["detail"] = run_summary.detail_of(row)
+        verdicts = runs_gate.run_verdicts(reader, run_id)
+        runs_gate.annotate(reader, run_id, rows, verdicts)
     modality = str(record.options.get("modality", "audio"))
     clock = str(record.options.get("clock", "real"))
     if as_json:
@@ -146,6 +152,7 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
                 "clock": clock,
                 "replayed_from": replayed,
                 "sessions": rows,
+                "gate": runs_gate.gate_block(verdicts),
             }
         )
         return
@@ -165,11 +172,14 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
         row["mode"] = f"{row['modality']}/{row['clock_kind']}"
         row["bridge"] = _bridge(row["bridge"])
         row["line"] = describe_recorded(row["line"])
-    columns = ["session_id", *COLUMNS, "mode", "tick_late_ms", "line", "bridge"]
+        row["outcome"] = runs_gate.shown(str(row["outcome"]))
+    columns = ["session_id", *COLUMNS, "outcome", "mode", "tick_late_ms", "line", "bridge"]
     click.echo(dict_table(rows, columns))
     for line in caller_lines(rows):
         click.echo(line)
     for line in run_summary.notes(run_id, str(record.status), record.error, rows):
+        click.echo(line)
+    for line in runs_gate.gate_lines(verdicts):
         click.echo(line)
 
 

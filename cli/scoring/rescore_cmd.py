@@ -153,7 +153,8 @@ def rescore_command(**kw: Any) -> None:
     unless --no-judge; exits 1 when a gating signal is unscored unless
     --allow-unscored (see docs/scoring.md). With gate options (--min-success,
     --baseline, --junit-xml, ...) the new scoring is gated as `vae gate` does
-    and the exit code is the gate's: 0 passed, 1 failed, 3 could not decide
+    (without a threshold every scenario must pass unless built to fail,
+    `expect-fail`) and the exit code is the gate's: 0 passed, 1 failed, 3 could not decide
     (also when the judge cannot be used), 2 usage (docs/ci.md).
 
     \b

@@ -61,7 +61,12 @@ FIELD_DOCS: dict[str, str] = {
     "default); `is_task_successful` is the same without CLEAN_EXIT.",
     "Scenario.noise": "Noise added to what the agent hears.",
     "Scenario.sync_hook": "`module:function` keeping two sides' DBs in step (dual-sided).",
-    "Scenario.tags": "Labels for people and filters, e.g. `expect-pass`.",
+    "Scenario.tags": "Labels for people and filters, e.g. `expect-pass`; the tag "
+    "`expect-fail` also sets `expect_fail`.",
+    "Scenario.expect_fail": "The scenario is built to fail (a negative test, a known bug): "
+    "when it fails its gating signals the gate counts an expected failure (`xfailed`), "
+    "when it passes them the gate fails as `unexpectedly passed` (pytest's strict xfail). "
+    "The tag `expect-fail` sets it.",
     # SideSpec and its sections
     "SideSpec.persona": "Who this side is.",
     "SideSpec.task": "What this side wants.",

@@ -139,6 +139,10 @@ class Scenario:
     #: deltas ``{"agent": {...}, "user": {...}}``.
     sync_hook: str | None = None
     tags: list[str] = field(default_factory=list)
+    #: Built to fail (a negative test, a known bug): failing passes the gate as an
+    #: expected failure, passing fails it (vae.recordings.scenarios.expect). The
+    #: ``expect-fail`` tag sets it.
+    expect_fail: bool = False
     #: Who opens the call: "agent" (the callee answers, the default when unset) or "user".
     first_speaker: str | None = None
     #: Serve the agent's tools from a backend vae owns (recordings/scenarios/tools.py).

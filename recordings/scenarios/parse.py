@@ -18,6 +18,7 @@ from vae.recordings import identifiers
 from vae.recordings.errors import ScenarioError
 from vae.recordings.scenarios.caller import voicemail_assertions
 from vae.recordings.scenarios.check import check
+from vae.recordings.scenarios.expect import EXPECT_FAIL_TAG, EXPECT_PASS_TAG
 from vae.recordings.scenarios.model import (
     DEFAULT_SUCCESS_SIGNALS,
     SIGNAL_ALIASES,
@@ -116,6 +117,7 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
     for i, tag in enumerate(sc.tags):
         if why := identifiers.problem(tag):
             raise ScenarioError(where, f"tags[{i}]", f"{tag[:40]!r} {why}")
+    sc.expect_fail = _expect_fail(data, sc.tags, where)
     first = data.get("first_speaker")
     if first is not None and first not in ("agent", "user"):
         raise ScenarioError(where, "first_speaker", "must be 'agent' or 'user'")
@@ -129,6 +131,20 @@ def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
 
 
 # ---------------------------------------------------------------- helpers
+def _expect_fail(data: dict[str, Any], tags: list[str], where: str) -> bool:
+    """The field, set by the ``expect-fail`` tag too (a ``Scenario`` built in Python with the
+    tag arrives here as ``expect_fail: false`` plus the tag: the tag wins); a scenario that
+    also says ``expect-pass`` contradicts itself and is refused, never guessed."""
+    given = data.get("expect_fail")
+    if given is not None and not isinstance(given, bool):
+        raise ScenarioError(where, "expect_fail", "must be true or false")
+    tagged = EXPECT_FAIL_TAG in tags
+    if (given or tagged) and EXPECT_PASS_TAG in tags:
+        why = "expect_fail: true" if given else f"the tag {EXPECT_FAIL_TAG!r}"
+        raise ScenarioError(where, "tags", f"{EXPECT_PASS_TAG!r} contradicts {why}")
+    return bool(given) or tagged
+
+
 def _str(data: dict[str, Any], key: str, where: str, default: str) -> str:
     value = data.get(key, default)
     if value is None:

@@ -15,7 +15,11 @@ Rules (those of the report, :mod:`vae.scorer_service.report.session_entry`):
   no verdict for, is ``unscored`` with the cause — never passed;
 - ``signals`` lists every success signal (and a stall) that failed or is
   unscored, the gating ones first, each with its reasons;
-- ``reason`` is the first gating signal's first reason, ``SIGNAL: why``.
+- ``reason`` is the first gating signal's first reason, ``SIGNAL: why`` (for a
+  scenario built to fail that passed: why that fails the gate);
+- ``expect_fail`` comes from the frozen scenario (its field or its
+  ``expect-fail`` tag) and ``outcome`` reads the verdict against it
+  (:mod:`vae.recordings.scenarios.expect`: ``xfailed``, ``xpassed``).
 
 Bot text (reasons, transcripts) is kept as recorded: each writer escapes it.
 """
@@ -28,6 +32,7 @@ from typing import Any
 from vae.recordings.models import ScoringRecord, SessionRecord, Verdict
 from vae.recordings.read.export import transcript
 from vae.recordings.read.reader import RecordingReader
+from vae.recordings.scenarios import expect
 from vae.recordings.trials import split_trial
 from vae.scorer_service import signals
 from vae.scorer_service.ledger.aggregate import SessionOutcome
@@ -72,6 +77,13 @@ class Case:
     causes: list[str] = field(default_factory=list)
     #: What each side said, for failing and unscored cases only: [{side, text, t_s}].
     transcript: list[dict[str, Any]] = field(default_factory=list)
+    #: The scenario is built to fail (``expect_fail``, or the ``expect-fail`` tag).
+    expect_fail: bool = False
+
+    @property
+    def outcome(self) -> str:
+        """passed | failed | xfailed | xpassed | unscored | not_applicable."""
+        return expect.outcome(self.verdict, self.expect_fail)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -81,6 +93,8 @@ class Case:
             "domain": self.domain,
             "session_id": self.session_id,
             "verdict": self.verdict,
+            "expect_fail": self.expect_fail,
+            "outcome": self.outcome,
             "reason": self.reason,
             "signals": [
                 {"signal": s.signal, "verdict": s.verdict, "gating": s.gating,
@@ -126,10 +140,12 @@ def _case(
     session: SessionRecord | None,
     outcome: SessionOutcome | None,
     scored: bool,
+    expect_fail: bool = False,
 ) -> Case:
     base, trial = split_trial(name)
     common: dict[str, Any] = {"name": name, "scenario": base, "trial": trial or 0}
     common["domain"] = domain
+    common["expect_fail"] = expect_fail
     if session is None:
         return Case(**common, session_id=None, verdict="unscored", causes=["not run"],
                     reason="not run: the run recorded no session of this scenario")  # fmt: skip
@@ -146,7 +162,8 @@ def _case(
     said = transcript(reader, session.session_id) if verdict in ("failed", "unscored") else []
     listed = composite.detail.get("causes")
     causes = [str(c) for c in listed] if isinstance(listed, list) and verdict == "unscored" else []
-    return Case(**common, verdict=verdict, reason=_one_line(verdict, results, outcome),
+    why = expect.UNEXPECTED_PASS if expect_fail and verdict == "passed" else ""
+    return Case(**common, verdict=verdict, reason=why or _one_line(verdict, results, outcome),
                 signals=results, causes=causes or ([verdict] if verdict == "unscored" else []),
                 transcript=said)  # fmt: skip
 
@@ -162,7 +179,8 @@ def run_cases(reader: RecordingReader, run_id: str, scoring: ScoringRecord | Non
         session = latest.get(rs.scenario_name)
         outcome = outcomes.get(session.session_id) if session is not None else None
         scored = scoring is not None
-        cases.append(_case(reader, rs.scenario_name, rs.domain, gating, session, outcome, scored))
+        cases.append(_case(reader, rs.scenario_name, rs.domain, gating, session, outcome, scored,
+                           expect.expects_failure(rs.scenario)))  # fmt: skip
     frozen = {c.name for c in cases}
     for name, session in sorted(latest.items()):
         if name not in frozen:  # a session with no frozen scenario (an imported run)

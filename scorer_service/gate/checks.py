@@ -6,16 +6,21 @@ by 25.5 points"); the JUnit test case of a failed check, the Markdown table
 and the terminal print that sentence unchanged. Whether the run could be
 judged at all (completed, scored, anything decided, unscored within bounds)
 are checks too, so "we could not tell" is never folded into "the agent got
-worse".
+worse". Rates and regressions leave out the scenarios built to fail
+(``expect_fail``): a threshold measures the agent on what it should pass; the
+per-scenario rule and the unexpected passes are ``rule.py``'s.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from vae.recordings.models import Verdict
 from vae.scorer_service.compare.runs import RunComparison
 from vae.scorer_service.gate.cases import Case
+from vae.scorer_service.ledger.repeats import averaged, group_trials
 
 PASSED, FAILED, UNDECIDED = "passed", "failed", "undecided"
 
@@ -23,7 +28,8 @@ PASSED, FAILED, UNDECIDED = "passed", "failed", "undecided"
 @dataclass(frozen=True)
 class Check:
     #: What was checked: ``completed``, ``scored``, ``decided``, ``max-unscored``,
-    #: ``min-success``, ``min-success DOMAIN``, ``pass^K``, ``max-regressions``.
+    #: ``scenarios`` (no threshold), ``min-success``, ``min-success DOMAIN``, ``pass^K``,
+    #: ``max-regressions``, ``expect-fail``.
     name: str
     #: passed | failed | undecided
     status: str
@@ -46,17 +52,28 @@ def pct(rate: float | None) -> str:
     return "n/a" if rate is None else f"{rate * 100:.1f}%"
 
 
+#: Case outcomes counted (``vae.recordings.scenarios.expect``).
+OUTCOMES = ("passed", "failed", "xfailed", "xpassed", "unscored", "not_applicable")
+
+
 def counts(cases: list[Case]) -> dict[str, int]:
-    c = {v: sum(1 for x in cases if x.verdict == v) for v in ("passed", "failed", "unscored")}
-    c["not_applicable"] = sum(1 for x in cases if x.verdict == "not_applicable")
-    c["decided"] = c["passed"] + c["failed"]
+    """Per outcome; ``decided``: with a verdict; ``rated``: what rates are over (passed + failed,
+    the scenarios built to fail left out)."""
+    c = {v: sum(1 for x in cases if x.outcome == v) for v in OUTCOMES}
+    c["decided"] = c["passed"] + c["failed"] + c["xfailed"] + c["xpassed"]
+    c["rated"] = c["passed"] + c["failed"]
     c["sessions"] = len(cases)
     return c
 
 
 def rate_of(cases: list[Case]) -> float | None:
     c = counts(cases)
-    return c["passed"] / c["decided"] if c["decided"] else None
+    return c["passed"] / c["rated"] if c["rated"] else None
+
+
+def _left_out(cases: list[Case]) -> str:
+    n = sum(1 for x in cases if x.expect_fail)
+    return f"; {n} built to fail left out" if n else ""
 
 
 def run_state(run_id: str, status: str, error: str) -> Check:
@@ -107,9 +124,10 @@ def unscored(cases: list[Case], allowed: int) -> Check:
 def min_rate(name: str, label: str, cases: list[Case], threshold: float) -> Check:
     c = counts(cases)
     rate = rate_of(cases)
-    shown = f"{label} {pct(rate)} ({c['passed']}/{c['decided']} decided)"
+    shown = f"{label} {pct(rate)} ({c['passed']}/{c['rated']} decided{_left_out(cases)})"
     if rate is None:
-        return Check(name, UNDECIDED, f"{label}: no decided session", threshold, None)
+        return Check(name, UNDECIDED, f"{label}: no decided session{_left_out(cases)}", threshold,
+                     None)  # fmt: skip
     if rate + 1e-9 >= threshold:
         return Check(name, PASSED, f"{shown} meets {pct(threshold)}", threshold, rate)
     gap = (threshold - rate) * 100
@@ -118,18 +136,29 @@ def min_rate(name: str, label: str, cases: list[Case], threshold: float) -> Chec
     )
 
 
-def pass_k(summary: dict[str, Any], k: int, threshold: float) -> Check:
+_VERDICTS = {"passed": Verdict.PASSED, "failed": Verdict.FAILED}
+
+
+def pass_hat_k(cases: list[Case]) -> dict[str, float]:
+    """pass^k over the repeated scenarios of ``cases``, those built to fail left out."""
+    rows = [(x.session_id or x.name, x.name, x.domain, _VERDICTS.get(x.verdict))
+            for x in cases if not x.expect_fail]  # fmt: skip
+    return averaged(group_trials(rows).values())["pass_hat_k"]
+
+
+def pass_k(cases: list[Case], k: int, threshold: float) -> Check:
     name = f"pass^{k}"
-    values = summary.get("pass_hat_k")
-    value = values.get(str(k)) if isinstance(values, dict) else None
-    if not isinstance(value, int | float):
-        have = sorted(int(x) for x in values) if isinstance(values, dict) else []
+    values = pass_hat_k(cases)
+    value = values.get(str(k))
+    if value is None:
+        have = sorted(int(x) for x in values)
         why = (
             f"pass^k goes up to k={have[-1]} (the fewest decided trials of a repeated scenario)"
             if have
             else "no scenario has two or more decided trials (run with --repeat K)"
         )
-        return Check(name, UNDECIDED, f"{name} cannot be computed: {why}", threshold, None)
+        return Check(name, UNDECIDED, f"{name} cannot be computed: {why}{_left_out(cases)}",
+                     threshold, None)  # fmt: skip
     if value + 1e-9 >= threshold:
         return Check(name, PASSED, f"{name} {pct(value)} meets {pct(threshold)}", threshold, value)
     gap = (threshold - value) * 100
@@ -137,18 +166,26 @@ def pass_k(summary: dict[str, Any], k: int, threshold: float) -> Check:
                  "points", threshold, value)  # fmt: skip
 
 
-def regressions(cmp: RunComparison, allowed: int) -> Check:
+def built_to_fail(cases: list[Case]) -> set[str]:
+    """The scenario names (trials folded) the gated run expects to fail."""
+    return {x.scenario for x in cases if x.expect_fail}
+
+
+def regressions(cmp: RunComparison, allowed: int, expected: Collection[str] = ()) -> Check:
+    """Regressions against the baseline; a scenario built to fail (``expected``) is not one."""
     name = "max-regressions"
     if cmp.scoring_a is None:
         return Check(name, UNDECIDED, f"baseline run {cmp.run_a} has no scoring: regressions "
                      f"cannot be counted (score it with: vae rescore --run {cmp.run_a})",
                      allowed, None)  # fmt: skip
-    found = cmp.regressions
+    found = [s for s in cmp.regressions if s.scenario not in expected]
     names = ", ".join(s.scenario for s in found[:10]) + (" …" if len(found) > 10 else "")
     text = f"{len(found)} regression(s) against baseline {cmp.run_a} (at most {allowed})"
     n = cmp.counts()
     unknown = [f"{n['unscored']} not comparable (unscored)"] if n["unscored"] else []
     unknown += [f"{n['only_a']} only in the baseline"] if n["only_a"] else []
+    if len(found) < len(cmp.regressions):
+        unknown.append(f"{len(cmp.regressions) - len(found)} built to fail not counted")
     if unknown:  # scenarios no regression could be counted on: say so, even on a pass
         text += f"; {', '.join(unknown)}"
     if len(found) <= allowed:

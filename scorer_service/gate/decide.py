@@ -5,10 +5,13 @@ Markdown writers and the pytest plugin all call :func:`gate` (or
 :func:`gate_with_reader`), so "did it pass" has one answer. The verdict keeps
 three cases apart, as the exit codes do:
 
-- ``passed`` (exit 0): every threshold met, on a completed and scored run
-  with at least one decided session and no more unscored than allowed;
-- ``failed`` (exit 1): the agent missed a threshold or regressed — decided on
-  evidence;
+- ``passed`` (exit 0): every threshold met — or, with none given, every
+  decided scenario passed or failed as it was built to (``rule.py``) — on a
+  completed and scored run with at least one decided session and no more
+  unscored than allowed, and no scenario built to fail passed;
+- ``failed`` (exit 1): the agent missed a threshold or regressed, a scenario
+  failed with no threshold given, or one built to fail unexpectedly passed —
+  decided on evidence;
 - ``undecided`` (exit 3): we could not tell — the run did not complete, has
   no (complete) scoring, no decided session (zero sessions is never a pass),
   more unscored sessions than ``max_unscored``, a threshold with nothing to
@@ -32,7 +35,7 @@ from vae.recordings.models import ScoringRecord
 from vae.recordings.read.reader import RecordingReader
 from vae.recordings.read.selection import select_run
 from vae.scorer_service.compare.runs import RunComparison, compare_with_reader
-from vae.scorer_service.gate import checks
+from vae.scorer_service.gate import checks, rule
 from vae.scorer_service.gate.cases import Case, run_cases
 from vae.scorer_service.gate.checks import FAILED, UNDECIDED, Check
 from vae.scorer_service.gate.spec import GateSpec, GateSpecError
@@ -64,6 +67,11 @@ class GateResult:
     def status(self) -> str:
         found = {c.status for c in self.checks}
         return UNDECIDED if UNDECIDED in found else FAILED if FAILED in found else "passed"
+
+    @property
+    def rule(self) -> str:
+        """``scenarios`` (no threshold: every scenario as expected) or ``thresholds``."""
+        return "thresholds" if self.spec.has_thresholds else "scenarios"
 
     @property
     def exit_code(self) -> int:
@@ -100,6 +108,7 @@ class GateResult:
             "status": self.status,
             "exit_code": self.exit_code,
             "headline": self.headline,
+            "rule": self.rule,
             "run_id": self.run_id,
             "run_status": self.run_status,
             "run_error": self.run_error,
@@ -153,9 +162,7 @@ def _why(scoring: ScoringRecord) -> str:
     return f"{scoring.scoring_id} {state}" + (f": {error}" if error else "")
 
 
-def _threshold_checks(
-    spec: GateSpec, cases: list[Case], scoring: ScoringRecord | None
-) -> list[Check]:
+def _threshold_checks(spec: GateSpec, cases: list[Case]) -> list[Check]:
     found: list[Check] = []
     if spec.min_success is not None:
         found.append(checks.min_rate("min-success", "success rate", cases, spec.min_success))
@@ -169,9 +176,8 @@ def _threshold_checks(
         items = [c for c in cases if c.domain == domain]
         found.append(checks.min_rate(f"min-success {domain}", f"{domain} success rate", items,
                                      rate))  # fmt: skip
-    summary = dict(scoring.summary) if scoring is not None else {}
     for k, rate in sorted(spec.pass_k.items()):
-        found.append(checks.pass_k(summary, k, rate))
+        found.append(checks.pass_k(cases, k, rate))
     return found
 
 
@@ -194,13 +200,16 @@ def gate_with_reader(
         checks.scored(run_id, scoring.scoring_id if scoring else None, problem),
         checks.decided(cases),
         checks.unscored(cases, spec.max_unscored),
-        *_threshold_checks(spec, cases, scoring),
+        *(_threshold_checks(spec, cases) if spec.has_thresholds else [rule.scenarios(cases)]),
     ]
     if spec.baseline:
         comparison = compare_with_reader(
             reader, baseline, run_id, scoring_b=scoring.scoring_id if scoring else None
         )
-        found.append(checks.regressions(comparison, spec.regressions_allowed))
+        expected = checks.built_to_fail(cases)
+        found.append(checks.regressions(comparison, spec.regressions_allowed, expected))
+    if any(c.expect_fail for c in cases):
+        found.append(rule.unexpected_passes(cases))
     return GateResult(
         run_id=run_id,
         run_status=str(run.status),

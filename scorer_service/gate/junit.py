@@ -10,6 +10,10 @@ Layout (the common JUnit dialect, as ``junitparser`` reads it):
   with every failing signal and its reasons in the body; an unscored one an
   ``<error>`` with the cause — never ``<skipped>``, which most CI views show
   green; only a scenario no success signal applies to is ``<skipped>``;
+- a scenario built to fail (``expect_fail``) that failed is a *passing* test
+  case whose ``<system-out>`` opens with "expected failure (expect-fail): …"
+  and its failing signals — never ``<skipped>`` (it ran and was judged); one
+  that passed is a ``<failure type="unexpected-pass">``;
 - what each side said goes in ``<system-out>`` of failing and unscored cases;
 - every suite carries the run id, scoring id, latency p50, the gate's verdict
   and the report's links as ``<property>`` elements;
@@ -29,6 +33,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from vae.recordings.scenarios.expect import EXPECT_FAIL_TAG
 from vae.scorer_service.gate.cases import Case
 from vae.scorer_service.gate.checks import FAILED, UNDECIDED, Check
 from vae.scorer_service.gate.decide import GateResult
@@ -97,7 +102,14 @@ def _said(case: Case) -> str:
 def _testcase(suite: ET.Element, case: Case) -> None:
     el = _el(suite, "testcase", name=case.name, classname=case.domain or "vae",
              time=f"{case.duration_s:.3f}")  # fmt: skip
-    if case.verdict == "failed":
+    said = _said(case)
+    if case.outcome == "xfailed":  # passes, and says so first
+        head = f"expected failure ({EXPECT_FAIL_TAG}): {case.reason or 'failed'}"
+        _el(el, "system-out", "\n\n".join(x for x in (head, _body(case), said) if x))
+        return
+    if case.outcome == "xpassed":
+        _el(el, "failure", _body(case), message=_one_line(case.reason), type="unexpected-pass")
+    elif case.verdict == "failed":
         kind = next((s.signal for s in case.signals if s.gating), "failed")
         _el(el, "failure", _body(case), message=_one_line(case.reason or "failed"), type=kind)
     elif case.verdict == "not_applicable":
@@ -105,7 +117,6 @@ def _testcase(suite: ET.Element, case: Case) -> None:
     elif case.verdict != "passed":  # unscored (or any verdict that is not a pass): an error
         why = _one_line(f"{case.verdict}: {case.reason or ', '.join(case.causes)}")
         _el(el, "error", _body(case), message=why, type=case.verdict)
-    said = _said(case)
     if said:
         _el(el, "system-out", said)
 

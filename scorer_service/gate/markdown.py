@@ -1,11 +1,12 @@
 """A gate's result as a short Markdown scorecard: a GitHub step summary, a PR comment.
 
 What it says, top-down: the verdict and the exit code; the run, scoring and
-report; the success rate with its decided and unscored counts, per domain;
-each check with its numbers; the regressions against the baseline; the
-failing scenarios with their one-line reasons; the unscored ones with their
-causes. Long lists stop at :data:`MAX_ROWS` rows (the JUnit file and the report
-have them all).
+report; the success rate with its decided and unscored counts (and the
+scenarios built to fail, left out of it), per domain; each check with its
+numbers; the regressions against the baseline; the failing scenarios with
+their one-line reasons; those built to fail that unexpectedly passed; the
+unscored ones with their causes; the expected failures. Long lists stop at
+:data:`MAX_ROWS` rows (the JUnit file and the report have them all).
 
 Safe to paste into GitHub: every piece of bot text goes through :func:`md_text`,
 which escapes Markdown and HTML (``<script>`` stays text, ``[x](y)`` is no
@@ -69,10 +70,13 @@ def _scorecard(result: GateResult) -> list[str]:
     c = result.counts
     p50 = result.latency_p50_s
     latency = f" · latency p50 {p50:.2f} s" if p50 is not None else ""
+    built = c["xfailed"] + c["xpassed"]
+    expected = (f"; {c['xfailed']} expected failures, **{c['xpassed']} unexpectedly passed** "
+                f"(built to fail, left out of the rate)" if built else "")  # fmt: skip
     lines = [
         f"**Success rate {pct(result.success_rate)}** — {c['passed']} passed, {c['failed']} "
-        f"failed of {c['decided']} decided; **{c['unscored']} unscored** of {c['sessions']} "
-        f"sessions{latency}",
+        f"failed of {c['rated']} decided{expected}; **{c['unscored']} unscored** of "
+        f"{c['sessions']} sessions{latency}",
         "",
     ]
     domains = result.domains()
@@ -90,6 +94,10 @@ def _cases(title: str, cases: list[Case], why: str) -> list[str]:
             for x in cases[:MAX_ROWS]]  # fmt: skip
     return [f"### {title} ({len(cases)})", "", *_table(["scenario", "domain", why], rows,
                                                         len(cases))]  # fmt: skip
+
+
+def _of(result: GateResult, outcome: str) -> list[Case]:
+    return [x for x in result.cases if x.outcome == outcome]
 
 
 def summary_markdown(result: GateResult) -> str:
@@ -114,13 +122,16 @@ def summary_markdown(result: GateResult) -> str:
             f"{counts['only_a']} only in the baseline, {counts['only_b']} new",
             "",
         ]
-        reg = [[md_text(s.scenario), md_text("; ".join(s.reasons[:3]))]
+        built = {x.scenario for x in result.cases if x.expect_fail}
+        reg = [[md_text(s.scenario) + (" (built to fail: not counted)" if s.scenario in built
+                                       else ""), md_text("; ".join(s.reasons[:3]))]
                for s in cmp.regressions[:MAX_ROWS]]  # fmt: skip
         if reg:
             lines += _table(["regressed scenario", "why"], reg, len(cmp.regressions))
-    lines += _cases("Failing scenarios", [x for x in result.cases if x.verdict == "failed"], "why")
-    lines += _cases("Unscored scenarios", [x for x in result.cases if x.verdict == "unscored"],
-                    "cause")  # fmt: skip
+    lines += _cases("Failing scenarios", _of(result, "failed"), "why")
+    lines += _cases("Unexpectedly passed (built to fail)", _of(result, "xpassed"), "why")
+    lines += _cases("Unscored scenarios", _of(result, "unscored"), "cause")
+    lines += _cases("Expected failures (built to fail)", _of(result, "xfailed"), "why it failed")
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -14,6 +14,10 @@ Grammar:
 - ``--pass-k K=RATE`` gates pass^K over the repeated scenarios (K >= 1);
 - ``--max-regressions N`` needs ``--baseline RUN`` (default 0 with one);
 - ``--max-unscored N`` (default 0): sessions with no verdict tolerated.
+
+``--min-success``, ``--pass-k`` and ``--baseline`` are thresholds: any of
+them replaces the per-scenario rule (``rule.py``); ``--max-unscored`` is not
+one (it bounds what could not be decided, not what failed).
 """
 
 from __future__ import annotations
@@ -87,7 +91,7 @@ def parse_pass_k(values: Iterable[str]) -> dict[int, float]:
 
 @dataclass(frozen=True)
 class GateSpec:
-    """The thresholds of one gate; an empty spec still checks that the run was decided."""
+    """The thresholds of one gate; without any, every scenario must end as expected."""
 
     min_success: float | None = None
     min_success_domains: dict[str, float] = field(default_factory=dict)
@@ -105,6 +109,12 @@ class GateSpec:
             raise GateSpecError("--max-regressions must be >= 0")
         if self.max_unscored < 0:
             raise GateSpecError("--max-unscored must be >= 0")
+
+    @property
+    def has_thresholds(self) -> bool:
+        """A threshold on the agent was given: it replaces the per-scenario rule."""
+        return (self.min_success is not None or bool(self.min_success_domains)
+                or bool(self.pass_k) or bool(self.baseline))  # fmt: skip
 
     @property
     def regressions_allowed(self) -> int:

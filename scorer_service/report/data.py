@@ -7,8 +7,9 @@ reports its recordings, with every verdict "not scored". A session the scoring
 shown holds no verdict for (one that never ended, which a rescore skips; an
 imported attempt that crashed; one the scoring never reached) is ``unscored``
 with its cause, never left out of what did not pass. Sessions come failing
-first (then unscored, passed, not applicable), each with a one-line reason, so
-the first screen answers "what failed and why". With a baseline run the data
+first (then those built to fail that passed, unscored, failed as expected,
+passed, not applicable), each with a one-line reason, so the first screen
+answers "what failed and why". With a baseline run the data
 also holds the run-vs-run comparison (:mod:`vae.scorer_service.compare.runs`).
 Each session's entry is :mod:`vae.scorer_service.report.session_entry`'s.
 """
@@ -24,6 +25,7 @@ from vae.recordings.models import ScoringRecord
 from vae.recordings.read.reader import RecordingReader
 from vae.recordings.read.replay_links import run_source
 from vae.recordings.read.selection import select_run
+from vae.recordings.scenarios import expect
 from vae.scorer_service.compare.config import bots
 from vae.scorer_service.compare.runs import compare_with_reader
 from vae.scorer_service.ledger import scorings as ledger
@@ -38,8 +40,8 @@ from vae.scorer_service.report.labels_html import labels_block
 from vae.scorer_service.report.redaction_html import redaction_block
 from vae.scorer_service.report.session_entry import session_entry
 
-#: Order of sessions in the report: what needs attention first.
-VERDICT_ORDER = ("failed", "unscored", "passed", "not_applicable", "not scored")
+#: Order of sessions in the report by outcome: what needs attention first.
+OUTCOME_ORDER = (*expect.ORDER, "not scored")
 
 
 def _iso(ns: int | None) -> str:
@@ -108,7 +110,7 @@ def report_data(
         audio = _audio(reader, s.session_id, include_audio, audio_dir)
         outcome = outcomes.get(s.session_id)
         sessions.append(session_entry(reader, s, outcome, doc, audio, scoring is not None))
-    sessions.sort(key=lambda x: (VERDICT_ORDER.index(x["verdict"]), x["scenario_name"]))
+    sessions.sort(key=lambda x: (OUTCOME_ORDER.index(x["outcome"]), x["scenario_name"]))
     comparison = None
     if compare_scoring_id:
         other = resolve_scoring(reader, compare_scoring_id)

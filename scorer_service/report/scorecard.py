@@ -8,7 +8,9 @@ a scoring without it, e.g. one imported from NeMo, falls back to its
 p50/p95, pass^k when scenarios were repeated — each with its change against
 the baseline run when there is one — then success per domain and per signal
 as coloured bars, then every failing (or unscored) session with its one-line
-reason, linking to its details.
+reason, linking to its details — those built to fail that passed among them,
+then the expected failures apart, under the per-scenario rule's verdict (what
+``vae gate`` without a threshold decides: :mod:`vae.recordings.scenarios.expect`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections import Counter
 from html import escape
 from typing import Any
 
+from vae.recordings.scenarios import expect
 from vae.scorer_service import signals
 from vae.scorer_service.ledger.unscored import unscored_line
 from vae.scorer_service.report.style import rate_colour
@@ -30,6 +33,15 @@ def pct(v: Any) -> str:
 def badge(verdict: str) -> str:
     cls = verdict.replace(" ", "")
     return f'<span class="badge {escape(cls)}">{escape(verdict)}</span>'
+
+
+def outcome_badge(session: dict[str, Any]) -> str:
+    """The verdict's badge, then — for a scenario built to fail — how the gate counts it."""
+    out = session.get("outcome", session["verdict"])
+    if out not in ("xfailed", "xpassed"):
+        return badge(session["verdict"])
+    return (f'{badge(session["verdict"])} <span class="badge {out}" title="built to fail '
+            f'({expect.EXPECT_FAIL_TAG})">{expect.WORDS[out]}</span>')  # fmt: skip
 
 
 def _dict(v: Any) -> dict[str, Any]:
@@ -99,12 +111,16 @@ def scorecard(data: dict[str, Any]) -> str:
         v = lat.get(key)
         return "n/a" if v is None else f"{v:.2f} s"
 
+    outcomes = Counter(str(s.get("outcome", "")) for s in data["sessions"])
+    built = (f' · <span class="built-to-fail">{outcomes["xfailed"]} expected failures, '
+             f'{outcomes["xpassed"]} unexpectedly passed</span>'
+             if outcomes["xfailed"] or outcomes["xpassed"] else "")  # fmt: skip
     kpis = [
         f'<div class="kpi"><span class="headline" style="color:{colour}">{pct(rate)}</span> '
         f'{delta(d.get("success rate"))}<div class="of">success rate · {passed} of '
         f"{passed + failed} decided sessions passed · "
         f'<span class="unscored-count">{unscored} unscored</span> · '
-        f"{int(counts.get('not_applicable', 0))} n/a</div>"
+        f"{int(counts.get('not_applicable', 0))} n/a{built}</div>"
         f"{why_unscored}</div>",
         f'<div class="kpi">task success<b>{pct(summary.get("task_success_rate"))}</b>'
         f"{delta(d.get('task success rate'))}</div>",
@@ -143,19 +159,42 @@ def scorecard(data: dict[str, Any]) -> str:
     )
 
 
-def failing_list(sessions: list[dict[str, Any]]) -> str:
-    bad = [(i, s) for i, s in enumerate(sessions) if s["verdict"] in ("failed", "unscored")]
-    if not bad:
-        return '<h2>What failed</h2><p class="small">Nothing failed.</p>'
-    items = "".join(
+def _items(found: list[tuple[int, dict[str, Any]]]) -> str:
+    return "".join(
         f'<li class="fail-item"><a href="#s-{i}">{escape(s["scenario_name"])}</a> '
-        f'{badge(s["verdict"])} <span class="small">{escape(s["domain"])}</span> — '
+        f'{outcome_badge(s)} <span class="small">{escape(s["domain"])}</span> — '
         f'<span class="why">{escape(s["reason"] or "see details")}</span></li>'
-        for i, s in bad
+        for i, s in found
     )
+
+
+def _rule(sessions: list[dict[str, Any]]) -> str:
+    """The per-scenario rule's verdict: what `vae gate` without a threshold holds the run to."""
+    broken = expect.rule_breakers((s["scenario_name"], s.get("outcome", "")) for s in sessions)
+    if not broken:
+        text = "kept: every decided scenario passed or failed as it was built to"
+    else:
+        counted = Counter(expect.WORDS[o] for _, o in broken)
+        text = "broken by " + ", ".join(f"{n} {word}" for word, n in sorted(counted.items()))
+    return (f'<p class="small rule">Per-scenario rule (<code>vae gate</code> without a '
+            f"threshold): {escape(text)}</p>")  # fmt: skip
+
+
+def failing_list(sessions: list[dict[str, Any]]) -> str:
+    indexed = list(enumerate(sessions))
+    bad = [(i, s) for i, s in indexed if s.get("outcome", s["verdict"]) in
+           ("failed", "xpassed", "unscored")]  # fmt: skip
+    expected = [(i, s) for i, s in indexed if s.get("outcome") == "xfailed"]
+    rule = _rule(sessions)
+    later = (f'<h3>Expected failures <span class="small">({len(expected)}, built to fail)'
+             f'</span></h3><ol class="failing expected">{_items(expected)}</ol>'
+             if expected else "")  # fmt: skip
+    if not bad:
+        said = "Nothing failed unexpectedly." if expected else "Nothing failed."
+        return f'<h2>What failed</h2><p class="small">{said}</p>{rule}{later}'
     return (
         f'<h2>What failed <span class="small">({len(bad)} of {len(sessions)} sessions)</span>'
-        f'</h2><ol class="failing">{items}</ol>'
+        f'</h2>{rule}<ol class="failing">{_items(bad)}</ol>{later}'
     )
 
 

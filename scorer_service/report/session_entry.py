@@ -7,8 +7,10 @@ signals with their reasons, the reason line (a mishearing first), timeline
 markers, and the session's parts gathered by
 :mod:`vae.scorer_service.report.session_data`. A session the shown scoring
 holds no verdict for is ``unscored`` with its cause
-(:func:`~vae.scorer_service.ledger.unscored.missing_cause`). Values stay
-JSON-safe (the report data is also served as JSON).
+(:func:`~vae.scorer_service.ledger.unscored.missing_cause`). A scenario built
+to fail (``expect_fail``) keeps its verdict; its ``outcome`` says how the
+gate counts it (``xfailed``, ``xpassed``: :mod:`vae.recordings.scenarios.expect`).
+Values stay JSON-safe (the report data is also served as JSON).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from vae.recordings.models import EventKind, SessionRecord, Verdict
 from vae.recordings.read.bot_errors import bot_errors
 from vae.recordings.read.export import transcript
 from vae.recordings.read.reader import RecordingReader
+from vae.recordings.scenarios import expect
 from vae.recordings.scenarios.line import describe_recorded
 from vae.recordings.stop_reasons import is_finished
 from vae.recordings.trials import split_trial
@@ -104,6 +107,10 @@ def _one_line(verdict: str, failing: list[dict[str, Any]]) -> str:
     return ""
 
 
+def _unexpected(verdict: str, built_to_fail: bool) -> str:
+    return expect.UNEXPECTED_PASS if built_to_fail and verdict == "passed" else ""
+
+
 def session_entry(
     reader: RecordingReader,
     session: SessionRecord,
@@ -124,6 +131,7 @@ def session_entry(
     lat = [t["latency_s"] for t in turns]
     mode = reader.session_mode(session.session_id)
     base, trial = split_trial(session.scenario_name)
+    built_to_fail = expect.expects_failure(scenario)
     tools = session_data.tool_calls(reader, session)
     end_s = max([session.duration_s, *(t["t_s"] for t in tools)]) or 1.0
     return {
@@ -136,7 +144,9 @@ def session_entry(
         "attempt": session.attempt,
         "status": str(session.status),
         "verdict": overall,
-        "reason": missing or _one_line(overall, failing),
+        "expect_fail": built_to_fail,
+        "outcome": expect.outcome(overall, built_to_fail),
+        "reason": missing or _one_line(overall, failing) or _unexpected(overall, built_to_fail),
         "stop_reason": session.stop_reason or "",
         "stop_detail": session.stop_detail,
         "finished": is_finished(session.stop_reason),

@@ -19,7 +19,7 @@ from typing import Any
 
 from vae.scorer_service.heard.compare import mismatch_text
 from vae.scorer_service.report.caller_html import caller_line
-from vae.scorer_service.report.scorecard import badge
+from vae.scorer_service.report.scorecard import badge, outcome_badge
 from vae.scorer_service.report.timeline import session_timeline, timeline_legend
 
 
@@ -215,10 +215,10 @@ def session_block(i: int, s: dict[str, Any]) -> str:
         f'<li class="bot-error"><b>bot error</b> {escape(str(e))}</li>'
         for e in s.get("bot_errors", [])
     )
-    is_open = " open" if s["verdict"] in ("failed", "unscored") else ""
+    is_open = " open" if s.get("outcome", s["verdict"]) in ("failed", "xpassed", "unscored") else ""
     return (
         f'<details class="session" id="s-{i}" data-idx="{i}" data-verdict="{escape(s["verdict"])}"'
-        f"{is_open}><summary>{badge(s['verdict'])} <b>{escape(s['scenario_name'])}</b>{reason}"
+        f"{is_open}><summary>{outcome_badge(s)} <b>{escape(s['scenario_name'])}</b>{reason}"
         f' <span class="small">· {meta}</span></summary>'
         f'<div class="small">{escape(s["session_id"])} · attempt {s["attempt"]} · turns '
         f"{s['user_turns']} user / {s['agent_turns']} agent</div>"

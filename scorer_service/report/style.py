@@ -41,6 +41,8 @@ font-variant-numeric:tabular-nums;white-space:nowrap}}td.change{{white-space:now
 .badge{{display:inline-block;padding:0 8px;border-radius:9px;color:#fff;font-size:12px;
 white-space:nowrap}}
 .passed{{background:{GOOD}}}.failed{{background:{BAD}}}.unscored{{background:{WARN}}}
+.xfailed{{background:#fff;color:{BAD};border:1px solid {BAD}}}
+.xpassed{{background:#fff;color:{BAD};border:2px solid {BAD};font-weight:600}}
 .not_applicable,.notscored,.absent{{background:{NEUTRAL}}}
 .scorecard{{display:flex;flex-wrap:wrap;gap:10px 28px;align-items:flex-start}}
 .headline{{font-size:34px;font-weight:700;line-height:1.1}}

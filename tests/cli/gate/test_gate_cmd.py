@@ -7,6 +7,7 @@ gate was called wrong — kept apart in every case here, on real scored runs.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from junitparser import Error, JUnitXml
 from tests.factories import write_run_sync
 from tests.helpers import closed_port
 from tests.scorer_service.conftest import standard_sessions
-from tests.scorer_service.gate.runs import judge_gated, set_status, standard
+from tests.scorer_service.gate.runs import built_to_fail, judge_gated, set_status, standard
 from tests.scorer_service.report.runs import RUN_A, RUN_B, make_pair
 from vae.cli.main import vae
 from vae.recordings.read.reader import RecordingReader
@@ -110,10 +111,11 @@ def test_an_output_that_cannot_be_written_exits_2(tmp_path: Path) -> None:
     assert result.exit_code == 2 and f"--junit-xml {target}: cannot write it" in result.stderr
     blocked = tmp_path / "step-dir"
     blocked.mkdir()
-    warned = invoke("gate", "2024", "--db", db, env={"GITHUB_STEP_SUMMARY": str(blocked)})
+    warned = invoke("gate", "2024", "--db", db, "--min-success", "0.3",
+                    env={"GITHUB_STEP_SUMMARY": str(blocked)})  # fmt: skip
     assert (
         warned.exit_code == 0 and "warning: cannot append to $GITHUB_STEP_SUMMARY" in warned.stderr
-    )
+    )  # a summary that cannot be appended warns; the gate's verdict stands
 
 
 def test_unknown_run_and_missing_database_exit_2(tmp_path: Path) -> None:
@@ -198,3 +200,45 @@ def test_a_judge_that_cannot_be_used_is_could_not_decide_not_failed(tmp_path: Pa
     (error,) = scored.result
     assert isinstance(error, Error) and "failed: JudgeUnusableError" in error.message
     assert md.read_text().startswith("## ⚠️ vae gate: could not decide (exit 3)")
+
+
+def test_without_thresholds_every_scenario_must_end_as_built(tmp_path: Path) -> None:
+    """Exit codes of the per-scenario rule: a failing scenario 1 (named), expected failures 0,
+    an unexpected pass 1 whatever the thresholds; the same on `vae rescore` with gate options."""
+    db = tmp_path / "vae.db"
+    standard(db)
+    failing = invoke("gate", "2024", "--db", str(db))
+    assert failing.exit_code == 1, failing.output
+    assert re.search(r"FAILED +scenarios +2 scenario\(s\) failed their gating signals: "
+                     "book_wrong, db_case", failing.stdout)  # fmt: skip
+    assert "  failed     book_wrong  ACTION_MATCH: " in failing.stdout
+    assert "  failed     db_case  DB_STATE_MATCH: " in failing.stdout
+    built_to_fail(db, "kept", tagged=("book_wrong", "db_case"))
+    kept = invoke("gate", "kept", "--db", str(db), "--json")
+    assert kept.exit_code == 0, kept.output
+    doc = json.loads(kept.stdout)
+    assert (doc["status"], doc["rule"]) == ("passed", "scenarios")
+    assert (doc["counts"]["xfailed"], doc["counts"]["failed"]) == (2, 0)
+    assert {c["name"]: c["outcome"] for c in doc["cases"]}["book_wrong"] == "xfailed"
+    built_to_fail(db, "xpass", tagged=("book_ok", "book_wrong"), field=("db_case",))
+    for extra in ([], ["--min-success", "0"], ["--max-unscored", "3"]):
+        xpass = invoke("gate", "xpass", "--db", str(db), *extra)
+        assert xpass.exit_code in (1, 3), (extra, xpass.output)
+        assert re.search(r"FAILED +expect-fail +1 scenario\(s\) built to fail unexpectedly "
+                         "passed: book_ok", xpass.stdout), extra  # fmt: skip
+        assert "  XPASS      book_ok  unexpectedly passed: built to fail (expect-fail)" \
+            in xpass.stdout  # fmt: skip
+    # With --min-success nothing is left to rate (all three are built to fail): could not decide.
+    assert invoke("gate", "xpass", "--db", str(db), "--min-success", "0").exit_code == 3
+    assert invoke("gate", "xpass", "--db", str(db)).exit_code == 1
+    # `vae rescore` with only a file option gates on the same rule.
+    scenarios, sessions = standard_sessions()
+    write_run_sync(db, scenarios, sessions, run_id="rescored")
+    junit = tmp_path / "r.xml"
+    rescored = invoke("rescore", "--run", "rescored", "--db", str(db), "--no-judge",
+                      "--junit-xml", str(junit))  # fmt: skip
+    assert rescored.exit_code == 1, rescored.output
+    assert "2 scenario(s) failed their gating signals: book_wrong, db_case" in rescored.stdout
+    (rule,) = next(c for s in JUnitXml.fromfile(str(junit)) for c in s
+                   if c.name == "scenarios").result  # fmt: skip
+    assert "book_wrong, db_case" in rule.message

@@ -19,7 +19,7 @@ from junitparser import Error, Failure, JUnitXml
 
 from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import scenario
-from tests.helpers import ROOT, cli, closed_port
+from tests.helpers import ROOT, cli, closed_port, untag_expect_fail
 from vae.bridge_service.server import BridgeServer
 from vae.cli.main import vae
 from vae.common.v1 import common_pb2
@@ -104,6 +104,31 @@ def test_demo_gates_its_own_scoring(tmp_path: Path) -> None:
     folder.mkdir()
     for name in ("restaurant_book_table", "airline_wrong_date"):
         shutil.copy(ROOT / "examples" / "suite" / f"{name}.yaml", folder)
+    # airline_wrong_date is built to fail: tagged, it is an expected failure, left out of the
+    # rate (1/1 meets 90%); without its tag it counts as a failure (1/2 is below 90%).
+    kept = tmp_path / "kept.xml"
+    args = [
+        "demo",
+        "--db",
+        str(tmp_path / "kept.db"),
+        "--suite",
+        str(folder),
+        "--tts",
+        "buzz",
+        "--clock",
+        "virtual",
+        "--json",
+        "--min-success",
+        "0.9",
+        "--junit-xml",
+        str(kept),
+    ]
+    tagged = CliRunner().invoke(vae, args, env={"GITHUB_STEP_SUMMARY": None})
+    assert tagged.exit_code == 0, tagged.output
+    assert json.loads(tagged.stdout)["gate"]["counts"]["xfailed"] == 1
+    wrong = next(c for c in suites(kept)["airline"] if c.name == "airline_wrong_date")
+    assert wrong.is_passed and wrong.system_out.startswith("expected failure (expect-fail): ")
+    untag_expect_fail(folder / "airline_wrong_date.yaml")
     db, junit = tmp_path / "demo.db", tmp_path / "junit.xml"
     args = ["demo", "--db", str(db), "--suite", str(folder), "--tts", "buzz", "--json",
             "--min-success", "0.9", "--junit-xml", str(junit)]  # fmt: skip

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from tests.factories import write_run_sync
 from tests.scorer_service.conftest import standard_sessions
+from tests.scorer_service.gate.runs import built_to_fail
 from vae.cli.main import vae
 from vae.recordings.read.reader import RecordingReader
 from vae.recordings.write.writer import open_writer
@@ -29,7 +30,45 @@ def test_runs_show_prints_options_and_session_ids(tmp_path: Path) -> None:
     assert '  concurrency: 2\n  end_policy: "tool-only"\n  tags: ["nightly"]\n' in result.stdout
     lines = result.stdout.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("session_id"))
-    assert [line.split()[0] for line in lines[header + 1 :]] == [s.session_id for s in sessions]
+    end = next(i for i, line in enumerate(lines) if line.startswith("gate "))  # after the table
+    assert [line.split()[0] for line in lines[header + 1 : end]] == [s.session_id for s in sessions]
+    # Not scored: the gate cannot decide, and no session has an outcome yet.
+    assert lines[end].endswith("no scoring): could not decide (exit 3)")
+    assert "  undecided scored: run 2024-06-01T10-00-00 has no scoring" in result.stdout
+
+
+def test_runs_show_gives_each_session_its_outcome_and_the_gate(tmp_path: Path) -> None:
+    """The outcome column and the closing gate lines are what `vae gate RUN` decides."""
+    db = tmp_path / "vae.db"
+    run = built_to_fail(db, "mixed", tagged=("book_ok", "book_wrong"))  # db_case: unmarked
+    result = CliRunner().invoke(vae, ["runs", "show", run, "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("session_id"))
+    assert "outcome" in header.split()
+    rows = {line.split()[1]: line for line in lines if line.startswith(f"{run}/")}
+    assert "unexpectedly passed" in rows["book_ok"]
+    assert "expected failure" in rows["book_wrong"] and " failed " in rows["db_case"]
+    gated = CliRunner().invoke(vae, ["gate", run, "--db", str(db)])
+    assert gated.exit_code == 1
+    assert f"decides, scoring {run}." in result.stdout
+    assert "failed: the agent missed the gate (exit 1)" in result.stdout
+    assert "  failed    scenarios: 1 scenario(s) failed their gating signals: db_case" in (
+        result.stdout
+    )
+    assert "  failed    expect-fail: 1 scenario(s) built to fail unexpectedly passed: book_ok" in (
+        result.stdout
+    )
+    shown = CliRunner().invoke(vae, ["runs", "show", run, "--db", str(db), "--json"])
+    doc = json.loads(shown.stdout)
+    assert {s["scenario"]: (s["expect_fail"], s["outcome"]) for s in doc["sessions"]} == {
+        "book_ok": (True, "xpassed"), "book_wrong": (True, "xfailed"),
+        "db_case": (False, "failed"),
+    }  # fmt: skip
+    gate = doc["gate"]
+    assert (gate["status"], gate["exit_code"], gate["rule"]) == ("failed", 1, "scenarios")
+    assert (gate["counts"]["xfailed"], gate["counts"]["xpassed"]) == (1, 1)
+    assert [c["name"] for c in gate["checks"]][-2:] == ["scenarios", "expect-fail"]
 
 
 def test_runs_show_names_the_bridge_process_of_each_attempt(tmp_path: Path) -> None:

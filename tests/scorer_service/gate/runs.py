@@ -22,6 +22,21 @@ def standard(db: Path, run_id: str = "2024-06-01T10-00-00") -> str:
     return run_id
 
 
+def built_to_fail(db: Path, run_id: str, *, tagged: tuple[str, ...] = (),
+                  field: tuple[str, ...] = ()) -> str:  # fmt: skip
+    """:func:`standard`, with the scenarios in ``tagged`` carrying the ``expect-fail`` tag and
+    those in ``field`` ``expect_fail: true`` (book_ok passes, book_wrong and db_case fail)."""
+    scenarios, sessions = standard_sessions()
+    for doc in scenarios:
+        if doc["name"] in tagged:
+            doc["tags"] = ["expect-fail", "known-bug"]
+        if doc["name"] in field:
+            doc["expect_fail"] = True
+    write_run_sync(db, scenarios, sessions, run_id=run_id)
+    score(db, run_id, NO_JUDGE)
+    return run_id
+
+
 def judge_gated(db: Path, run_id: str = "judged") -> str:
     """Two scenarios; ``ask`` gates on JUDGE_PASSED and, scored without a judge, is unscored."""
     docs = [

@@ -9,7 +9,7 @@ from pathlib import Path
 from junitparser import Error, Failure, JUnitXml, Skipped, TestSuite
 
 from tests.factories import SessionSpec, ToolCallSpec, Turn, conversation, scenario, write_run_sync
-from tests.scorer_service.gate.runs import judge_gated, standard
+from tests.scorer_service.gate.runs import built_to_fail, judge_gated, standard
 from tests.scorer_service.report.runs import score
 from vae.scorer_service.config import ScoringConfig
 from vae.scorer_service.gate import Case, GateSpec, SignalResult, gate
@@ -130,3 +130,45 @@ def test_only_a_passed_verdict_is_a_passing_test_case(tmp_path: Path) -> None:
     (case,) = list(suites["restaurant"])
     (error,) = case.result
     assert isinstance(error, Error) and error.message == "mystery: no verdict we know"
+
+
+def test_an_expected_failure_passes_saying_so_and_an_unexpected_pass_fails(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "vae.db"
+    run = built_to_fail(db, "xfail", tagged=("book_wrong", "book_ok"), field=("db_case",))
+    suites = _parse(write_junit(gate(db, run, GateSpec()), tmp_path / "junit.xml"))
+    restaurant = suites["restaurant"]
+    assert (restaurant.tests, restaurant.failures, restaurant.errors, restaurant.skipped) == (
+        2, 1, 0, 0)  # fmt: skip
+    cases = {c.name: c for c in restaurant}
+    wrong = cases["book_wrong"]  # failed, as built: a passing test case that says so
+    assert wrong.is_passed and wrong.result == []
+    assert wrong.system_out.startswith(
+        "expected failure (expect-fail): ACTION_MATCH: reference is not a subset"
+    )
+    assert "book_wrong failed (session " in wrong.system_out
+    (db_case,) = list(suites["telecom"])  # built to fail through the field, not the tag
+    assert db_case.is_passed and db_case.system_out.startswith("expected failure (expect-fail): ")
+    (unexpected,) = cases["book_ok"].result  # passed although built to fail
+    assert isinstance(unexpected, Failure) and unexpected.type == "unexpected-pass"
+    assert unexpected.message == (
+        "unexpectedly passed: built to fail (expect-fail), it passed its gating signals"
+    )
+    gate_cases = {c.name: c for c in suites["vae gate"]}
+    assert gate_cases["scenarios"].is_passed
+    (check,) = gate_cases["expect-fail"].result
+    assert isinstance(check, Failure) and "unexpectedly passed: book_ok" in check.message
+    assert _props(restaurant)["vae.exit_code"] == "1"
+    assert not any(isinstance(r, Skipped) for s in suites.values() for c in s for r in c.result)
+
+
+def test_without_thresholds_each_failing_scenario_and_the_rule_are_failures(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "vae.db"
+    suites = _parse(write_junit(gate(db, standard(db), GateSpec()), tmp_path / "junit.xml"))
+    (rule,) = next(c for c in suites["vae gate"] if c.name == "scenarios").result
+    assert isinstance(rule, Failure)
+    assert rule.message.startswith("2 scenario(s) failed their gating signals: book_wrong, db_case")
+    assert _props(suites["vae gate"])["vae.gate"] == "failed"

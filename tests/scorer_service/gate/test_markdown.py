@@ -9,7 +9,7 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from tests.scorer_service.gate.runs import judge_gated, standard
+from tests.scorer_service.gate.runs import built_to_fail, judge_gated, standard
 from tests.scorer_service.report.runs import RUN_A, RUN_B, make_pair
 from vae.scorer_service.gate import Case, GateSpec, gate
 from vae.scorer_service.gate.markdown import md_text, summary_markdown, write_summary
@@ -107,3 +107,38 @@ def test_md_text_is_bounded_and_inert() -> None:
     assert md_text("x" * 1000, limit=50) == "x" * 49 + "…"
     assert md_text("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert\\(1\\)&gt;"
     assert html.unescape(md_text("&lt;")) == "&lt;"  # an entity in bot text is shown as typed
+
+
+def test_failures_unexpected_passes_and_expected_failures_are_apart(tmp_path: Path) -> None:
+    db = tmp_path / "vae.db"
+    run = built_to_fail(db, "mixed", tagged=("book_ok", "book_wrong"))  # db_case fails, unmarked
+    text = summary_markdown(gate(db, run, GateSpec()))
+    assert text.startswith("## ❌ vae gate: failed: the agent missed the gate (exit 1)\n")
+    assert (
+        "**Success rate 0.0%** — 0 passed, 1 failed of 1 decided; 1 expected failures, "
+        "**1 unexpectedly passed** (built to fail, left out of the rate)"
+    ) in text
+    page = render(text)
+    sections = [line for line in text.splitlines() if line.startswith("### ")]
+    assert sections == ["### Checks", "### Failing scenarios (1)",
+                        "### Unexpectedly passed (built to fail) (1)",
+                        "### Expected failures (built to fail) (1)"]  # fmt: skip
+    rows = {r[0]: r for r in page.rows if len(r) == 3 and r[0] in ("book_ok", "book_wrong",
+                                                                   "db_case")}  # fmt: skip
+    assert rows["db_case"][2].startswith("DB_STATE_MATCH:")
+    assert rows["book_ok"][2].startswith("unexpectedly passed: built to fail (expect-fail)")
+    assert rows["book_wrong"][2].startswith("ACTION_MATCH: reference is not a subset")
+    checks = {r[1]: (r[0], r[2]) for r in page.rows if len(r) == 3 and r[0] in ("✅", "❌")}
+    assert checks["scenarios"][0] == "❌" and "db_case" in checks["scenarios"][1]
+    assert checks["expect-fail"][0] == "❌" and "book_ok" in checks["expect-fail"][1]
+
+
+def test_a_regression_of_a_scenario_built_to_fail_is_marked_not_counted(tmp_path: Path) -> None:
+    db = tmp_path / "vae.db"
+    make_pair(db, built_to_fail_in_b=("change_flight",))
+    text = summary_markdown(gate(db, RUN_B, GateSpec(baseline=RUN_A)))
+    assert text.startswith("## ✅ vae gate: passed (exit 0)")
+    rows = [r for r in render(text).rows if r and r[0].startswith("change_flight")]
+    regressed, expected = sorted(rows, key=len)  # the regressions' table has two columns
+    assert regressed[0] == "change_flight (built to fail: not counted)"
+    assert expected[0] == "change_flight" and expected[2].startswith("ACTION_MATCH:")

@@ -111,15 +111,19 @@ def pair_docs() -> list[dict[str, object]]:
     ]
 
 
-def make_pair(db_path: Path) -> tuple[str, str]:
+def make_pair(db_path: Path, *, built_to_fail_in_b: tuple[str, ...] = ()) -> tuple[str, str]:
     """Agent v1 (run A) then v2 (run B), both scored: in B ``change_flight``
-    regressed (saturday instead of friday) and ``book_table`` was fixed (party 4)."""
+    regressed (saturday instead of friday) and ``book_table`` was fixed (party 4).
+
+    ``built_to_fail_in_b``: scenarios run B's suite tags ``expect-fail``."""
     write_run_sync(
         db_path, pair_docs(), [_table(2, "1.0"), _flight("friday", "1.0")],
         run_id=RUN_A, options={"seed": 1},
     )  # fmt: skip
+    docs_b = [{**d, "tags": ["expect-fail"]} if d["name"] in built_to_fail_in_b else d
+              for d in pair_docs()]  # fmt: skip
     write_run_sync(
-        db_path, pair_docs(), [_table(4, "2.0"), _flight("saturday", "2.0")],
+        db_path, docs_b, [_table(4, "2.0"), _flight("saturday", "2.0")],
         run_id=RUN_B, options={"seed": 2}, created_ns=BASE_NS + 86_400 * 10**9,
     )  # fmt: skip
     score(db_path, RUN_A)
