@@ -8,8 +8,9 @@ One session per connector through a bridge in this process, one after the
 other: the agent is reached over vae's gRPC contract (the baseline), a pipecat
 websocket, pipecat's SmallWebRTC (aiortc, Opus) and LiveKit's console wire.
 Both bots — the caller (a gRPC bot) and the agent (benchmarks/lib: a gRPC
-bot, a real pipecat pipeline in the pipecat venv, a console peer speaking
-livekit's protocol) — run in processes of their own and speak the burst
+bot, a real pipecat pipeline in the pipecat venv; the tests' fake console
+peer speaking livekit's protocol, in its ``bench`` mode) — run in processes
+of their own and speak the burst
 pattern of ``benchmarks/lib/bursts.py`` (100 ms of tone every 500 ms), each
 noting when a burst left it and when one reached it. Per connector:
 
@@ -53,6 +54,8 @@ sys.path.insert(0, str(LIB))
 from bursts import onsets, read  # noqa: E402
 
 PIPECAT = ROOT / ".pipecat-venv" / "bin" / "python"
+#: ``python -m livekit.agents console`` answered by the tests' fake console (mode ``bench``).
+FAKE_CONSOLE = ROOT / "tests" / "bridge_service" / "connectors" / "livekit" / "fake_console"
 KINDS = ("grpc", "pipecat", "webrtc", "livekit")
 
 
@@ -142,8 +145,9 @@ async def one(kind: str, bridge: Any, stub: Any, work: Path, seconds: float) -> 
         connector = bridge_pb2.ConnectorConfig(kind=kind, url=url, options_json=json.dumps(options))
     elif kind == "livekit":
         placeholder = work / "agent.py"
-        placeholder.write_text("# benchmarks/lib/console_bench answers for this file\n")
-        env = {"PYTHONPATH": str(LIB / "console_bench"), "BENCH_LOG": str(log),
+        placeholder.write_text("# the fake console (mode bench) answers for this file\n")
+        env = {"PYTHONPATH": os.pathsep.join([str(FAKE_CONSOLE), str(LIB)]),
+               "FAKE_CONSOLE_MODE": "bench", "BENCH_LOG": str(log),
                "BENCH_SECONDS": str(seconds + 2)}  # fmt: skip
         options = {"python": sys.executable, "env": env}
         connector = bridge_pb2.ConnectorConfig(kind="livekit", url=f"livekit:{placeholder}",

@@ -148,8 +148,9 @@ async def grpc_bot(stub: Any, role: int, run_id: str, ears: Ears, done: asyncio.
 async def sip_far_end(agent_ears: list[Ears], stop: asyncio.Event, ready: asyncio.Future[str]
                       ) -> None:  # fmt: skip
     """Answer every call; each speaks the burst pattern at 8 kHz and listens for the caller's."""
-    from vae.sip.agent import IncomingCall, UserAgent
+    from vae.sip.agent import UserAgent
     from vae.sip.call import Hangup
+    from vae.sip.incoming import IncomingCall
 
     calls: asyncio.Queue[IncomingCall] = asyncio.Queue()
 

@@ -10,18 +10,14 @@ delay longer than the client's timeout). Every request is counted.
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import threading
-import wave
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from email.parser import BytesParser
-from email.policy import HTTP
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import numpy as np
+
+from vae.bots.stand_in.loopback import LoopbackServer, QuietHandler, wav_upload
 
 
 @dataclass(frozen=True)
@@ -47,42 +43,18 @@ Responder = Callable[[Upload], "str | Reply"]
 
 
 def _upload(content_type: str, body: bytes) -> Upload:
-    message = BytesParser(policy=HTTP).parsebytes(
-        f"Content-Type: {content_type}\r\n\r\n".encode() + body
-    )
-    fields: dict[str, str] = {}
-    audio = b""
-    for part in message.iter_parts():
-        name = part.get_param("name", header="content-disposition")
-        payload = part.get_payload(decode=True) or b""
-        if name == "file":
-            audio = payload
-        elif isinstance(name, str):
-            fields[name] = payload.decode()
-    with wave.open(io.BytesIO(audio), "rb") as w:
-        samples = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
-        rate = w.getframerate()
+    samples, rate, fields = wav_upload(content_type, body)
     return Upload(samples, rate, fields)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     server: TranscriptionServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-    def _send(self, status: int, body: bytes, content_type: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(length)
         if not self.path.rstrip("/").endswith("/audio/transcriptions"):
-            self._send(404, b'{"error": {"message": "no route"}}', "application/json")
+            self.send_body(404, b'{"error": {"message": "no route"}}', "application/json")
             return
         upload = _upload(self.headers.get("Content-Type", ""), body)
         with self.server.lock:
@@ -95,16 +67,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.release.wait(reply.delay_s)
         # The client may have given up waiting (a timeout test).
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self._send(reply.status, reply.body, reply.content_type)
+            self.send_body(reply.status, reply.body, reply.content_type)
 
 
-class TranscriptionServer(ThreadingHTTPServer):
+class TranscriptionServer(LoopbackServer):
     """``with TranscriptionServer(responder) as server: server.base_url``."""
 
-    daemon_threads = True
-
     def __init__(self, responder: Responder) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler, name="stt")
         self.responder = responder
         self.uploads: list[Upload] = []
         #: The Authorization header of each request.
@@ -112,27 +82,15 @@ class TranscriptionServer(ThreadingHTTPServer):
         self.lock = threading.Lock()
         #: Set on close: a delayed reply stops waiting.
         self.release = threading.Event()
-        self._thread = threading.Thread(target=self.serve_forever, name="stt", daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        host, port = self.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
 
     @property
     def calls(self) -> int:
         with self.lock:
             return len(self.uploads)
 
-    def __enter__(self) -> TranscriptionServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
+    def close(self) -> None:
         self.release.set()
-        self.shutdown()
-        self._thread.join()
-        self.server_close()
+        super().close()
 
 
 @dataclass

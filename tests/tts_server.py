@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
+
+from vae.bots.stand_in.loopback import LoopbackServer, QuietHandler
 
 RATE = 24000
 
@@ -27,11 +28,8 @@ def speech_pcm(text: str, speed: float) -> bytes:
     return (np.sin(2 * np.pi * 220 * t) * 8000).astype("<i2").tobytes()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     server: SpeechServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
@@ -41,38 +39,15 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") != "/v1/audio/speech" or self.server.status != 200:
             status = self.server.status if self.server.status != 200 else 404
             reply = json.dumps({"error": {"message": "speech unavailable"}}).encode()
-            self._send(status, reply, "application/json")
+            self.send_body(status, reply, "application/json")
             return
         pcm = speech_pcm(str(request.get("input", "")), float(request.get("speed", 1.0)))
-        self._send(200, pcm, "audio/pcm")
-
-    def _send(self, status: int, body: bytes, content_type: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self.send_body(200, pcm, "audio/pcm")
 
 
-class SpeechServer(ThreadingHTTPServer):
-    daemon_threads = True
-
+class SpeechServer(LoopbackServer):
     def __init__(self, status: int = 200) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler, name="tts")
         self.status = status
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
-        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
-
-    def __enter__(self) -> SpeechServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-        self.server_close()
-        self._thread.join(timeout=5)

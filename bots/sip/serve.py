@@ -21,7 +21,8 @@ from vae.bots.messages import session_info
 from vae.bots.sip.line import SipLine
 from vae.bots.sound.listening import ListenSettings
 from vae.bots.sound.speech import Synthesiser
-from vae.sip.agent import IncomingCall, UserAgent
+from vae.sip.agent import UserAgent
+from vae.sip.incoming import IncomingCall
 from vae.sip.info import BRIDGE_PACKAGE
 
 log = logging.getLogger("vae.bots.sip")

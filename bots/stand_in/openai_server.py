@@ -2,19 +2,19 @@
 
 Used for the demo's offline stand-in judge (and by tests as the endpoint of
 LLM-driven bots), so those paths run through the real ``openai`` client over
-real HTTP with no network. It runs in its own thread (``ThreadingHTTPServer``)
-so it serves a client on any event loop, and stops with :meth:`close`.
+real HTTP with no network. It runs in its own thread (:mod:`.loopback`) so
+it serves a client on any event loop, and stops with :meth:`close`.
 """
 
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from vae.bots.stand_in.loopback import LoopbackServer, QuietHandler
 
 #: Given the request body, return the assistant message:
 #: ``{"content": str | None, "tool_calls": [...]}``.
@@ -25,19 +25,11 @@ def _words(value: Any) -> int:
     return len(json.dumps(value).split())
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     server: OpenAICompatibleServer
 
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
     def _reply(self, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self.send_body(status, json.dumps(body).encode(), "application/json")
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
@@ -87,10 +79,8 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
 
-class OpenAICompatibleServer(ThreadingHTTPServer):
+class OpenAICompatibleServer(LoopbackServer):
     """``with OpenAICompatibleServer(responder) as server: server.base_url``."""
-
-    daemon_threads = True
 
     def __init__(
         self,
@@ -100,35 +90,8 @@ class OpenAICompatibleServer(ThreadingHTTPServer):
         port: int = 0,
         host: str = "127.0.0.1",
     ) -> None:
-        if ":" in host:
-            self.address_family = socket.AF_INET6
-        super().__init__((host, port), _Handler)
+        super().__init__(_Handler, port=port, host=host, name="openai-compat")
         self.responder = responder
         self.model = model
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
-        self._thread = threading.Thread(
-            target=self.serve_forever, name="openai-compat", daemon=True
-        )
-
-    @property
-    def base_url(self) -> str:
-        host, port = self.server_address[:2]
-        shown = f"[{host!s}]" if ":" in str(host) else str(host)
-        return f"http://{shown}:{port}/v1"
-
-    def start(self) -> OpenAICompatibleServer:
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        if self._thread.is_alive():
-            self.shutdown()
-            self._thread.join()
-        self.server_close()
-
-    def __enter__(self) -> OpenAICompatibleServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

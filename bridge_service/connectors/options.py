@@ -1,11 +1,12 @@
-"""Connector options: a JSON object checked against a frozen dataclass of defaults.
+"""Connector options and URLs: checked before the run starts, the same way for every kind.
 
 Why shared: every connector takes ``ConnectorConfig.options`` from a user's
-``--connector-options`` JSON, and each must fail the same way before the run
-starts — an unknown key or a wrong type names the key and what it must be
+``--connector-options`` JSON and a pool of URLs, and each must fail the same
+way before the run starts — an unknown key or a wrong type names the key and
+what it must be, a URL of the wrong form names the forms the kind takes
 (:class:`ConnectorOptionsError`; StartRun refuses the run with
 ``INVALID_ARGUMENT`` through the kind's ``check_config``, see
-``base.check_connector``).
+``registry.check_connector``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any, TypeVar
 
-from vae.bridge_service.connectors.base import ConnectorOptionsError
+from vae.bridge_service.connectors.base import ConnectorConfig, ConnectorOptionsError
 
 T = TypeVar("T")
 
@@ -51,3 +52,14 @@ def coerce(problem: str, value: Any, default: Any) -> Any:
     if not isinstance(value, str):
         raise ConnectorOptionsError(f"{problem} a string")
     return value
+
+
+def check_urls(
+    config: ConnectorConfig, label: str, schemes: tuple[str, ...], prefix: str = ""
+) -> None:
+    """Every URL of the run's pool is ``[prefix]SCHEME...`` (``prefix`` optional); else
+    :class:`ConnectorOptionsError` naming the forms the ``label`` connector takes."""
+    for url in config.urls:
+        if not url.removeprefix(prefix).startswith(schemes):
+            forms = " or ".join(f"{prefix}{scheme}" for scheme in schemes)
+            raise ConnectorOptionsError(f"{label} connector needs a {forms} url, got {url!r}")

@@ -141,9 +141,19 @@ async def record_unrun_row(
     await writer.put_session_mode(
         plan.session_id, modality=plan.settings.modality, clock=plan.settings.clock
     )
+    await end_unrun(writer, plan, reason, detail, now)
+    log.warning("%s attempt %d: %s", plan.scenario.name, plan.attempt, detail)
+    return SessionResult(plan.session_id, reason, detail, False, 0, 0, now, now)
+
+
+async def end_unrun(
+    writer: RecordingWriter, plan: SessionPlan, reason: StopReason, detail: str, ended_ns: int
+) -> None:
+    """End the row of an attempt no conversation ran in: no turns, not clean, ``reason``;
+    and which bridge served it, when one did."""
     await writer.end_session(
         plan.session_id,
-        ended_ns=now,
+        ended_ns=ended_ns,
         stop_reason=str(reason),
         stop_detail=detail,
         clean_exit=False,
@@ -152,5 +162,3 @@ async def record_unrun_row(
     )
     if plan.served_by is not None:
         await writer.put_session_bridge(plan.session_id, plan.served_by.to_dict())
-    log.warning("%s attempt %d: %s", plan.scenario.name, plan.attempt, detail)
-    return SessionResult(plan.session_id, reason, detail, False, 0, 0, now, now)

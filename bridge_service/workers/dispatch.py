@@ -35,7 +35,12 @@ from vae.bridge_service.config import StopReason
 from vae.bridge_service.connectors.base import RedirectOut, SideEndpoint
 from vae.bridge_service.edge.converse_endpoint import GrpcEndpoint
 from vae.bridge_service.runs.attempt import SessionResult
-from vae.bridge_service.runs.attempt_report import emit_ended, emit_started, record_unrun_row
+from vae.bridge_service.runs.attempt_report import (
+    emit_ended,
+    emit_started,
+    end_unrun,
+    record_unrun_row,
+)
 from vae.bridge_service.runs.dispatch import LiveSession, NotRun
 from vae.bridge_service.runs.model import RunState
 from vae.bridge_service.session.plan import SessionPlan
@@ -165,17 +170,8 @@ async def recorded_end(
             row.ended_ns or row.started_ns,
         )
     now = time.time_ns()
-    await writer.end_session(
-        plan.session_id,
-        ended_ns=now,
-        stop_reason=str(reason),
-        stop_detail=detail,
-        clean_exit=False,
-        user_turns=0,
-        agent_turns=0,
-    )
     assert plan.served_by is not None
-    await writer.put_session_bridge(plan.session_id, plan.served_by.to_dict())
+    await end_unrun(writer, plan, reason, detail, now)
     return SessionResult(plan.session_id, reason, detail, False, 0, 0, row.started_ns, now)
 
 

@@ -5,7 +5,8 @@ Scripted by default (each side plays the ``script`` from the scenario); with
 OpenAI-compatible endpoint, which with ``--asr ENGINE`` transcribes the turns
 of a peer that shares no transcripts (``vae.speech.stt``). ``--concurrency N``
 holds N conversations at once (N Converse streams). Runs until interrupted, or
-for ``--sessions`` sessions.
+for ``--sessions`` sessions. What plays each session is chosen by
+``cli/servers/bot_brains.py``; answering SIP calls is ``cli/servers/bot_sip.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import contextlib
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -211,50 +212,14 @@ def bot_command(
     """
     import grpc
 
-    from vae.bots.brains.llm import LlmBrain, LlmSettings
-    from vae.bots.brains.scripted import overriding, play_script
-    from vae.bots.client import Brain
     from vae.bots.runner import BotConfig, BridgeUnreachable
     from vae.bots.sound.speech import default_synthesiser
+    from vae.cli.servers.bot_brains import BrainOptions, brain_factory
 
     setup_logging(log_level)
-    if bool(llm_base_url) != bool(llm_model):
-        raise click.UsageError("--llm-base-url and --llm-model go together")
-    if asr and not llm_base_url:
-        raise click.UsageError("--asr is for LLM bots: give --llm-base-url and --llm-model too")
-    transcriber = None
-    if asr:
-        from vae.speech.stt import SttConfigError, make_transcriber
-        from vae.speech.stt_settings import TranscriptionSettings
-
-        stt = TranscriptionSettings(asr, asr_base_url, asr_model, asr_api_key, asr_language)
-        try:
-            transcriber = make_transcriber(stt)
-        except SttConfigError as exc:
-            raise click.UsageError(f"{exc} (--asr {asr}: --asr-base-url, --asr-model)") from exc
-    brain: Brain = play_script
-    kind = "scripted"
-    if script_from is not None:
-        brain = overriding(_scripts(script_from, role))
-    if llm_base_url and llm_model:
-        settings = LlmSettings(base_url=llm_base_url, model=llm_model, api_key=llm_api_key)
-        kind = "llm"
-
-        def make() -> Brain:
-            return LlmBrain(settings, transcriber=transcriber)
-    else:
-
-        def make() -> Brain:
-            return brain
-
-    if tool_backend:
-        from vae.bots.brains.backend_tools import through_backend
-
-        local = make
-
-        def make() -> Brain:
-            return through_backend(local())
-
+    options = BrainOptions(role, llm_base_url, llm_model, llm_api_key, asr, asr_base_url, asr_model,
+                           asr_api_key, asr_language, script_from, tool_backend)  # fmt: skip
+    make, kind = brain_factory(options)
     try:
         synth = default_synthesiser(tts)
     except OSError as exc:
@@ -289,14 +254,3 @@ def bot_command(
     except* BridgeUnreachable as group:
         click.echo(f"error: {group.exceptions[0]}", err=True)
         sys.exit(1)
-
-
-def _scripts(path: Path, role: str) -> dict[str, dict[str, Any]]:
-    """Scenario name -> this side's scripted-bot config, from scenario files."""
-    from vae.recordings.errors import ScenarioError
-    from vae.recordings.scenarios.lint import load_path
-
-    try:
-        return {sc.name: sc.side(role).extras for sc in load_path(str(path))}
-    except ScenarioError as exc:
-        raise click.UsageError(str(exc)) from exc

@@ -28,15 +28,11 @@ then start the agent with ``OPENAI_BASE_URL=<base url>`` (see README.md).
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import re
 import threading
 import time
 import wave
-from email.parser import BytesParser
-from email.policy import HTTP
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +41,7 @@ import soxr
 import yaml
 
 from vae.bots.sound.speech import default_synthesiser
+from vae.bots.stand_in.loopback import LoopbackServer, QuietHandler, wav_upload
 
 TTS_RATE = 24000
 _NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
@@ -111,44 +108,30 @@ def _call(name: str, args: dict[str, Any]) -> dict[str, Any]:
             "function": {"name": name, "arguments": json.dumps(args)}}  # fmt: skip
 
 
-def _upload(content_type: str, body: bytes) -> tuple[np.ndarray, int]:
-    message = BytesParser(policy=HTTP).parsebytes(
-        f"Content-Type: {content_type}\r\n\r\n".encode() + body
-    )
-    for part in message.iter_parts():
-        if part.get_param("name", header="content-disposition") == "file":
-            with wave.open(io.BytesIO(part.get_payload(decode=True) or b""), "rb") as w:
-                return np.frombuffer(w.readframes(w.getnframes()), "<i2"), w.getframerate()
-    raise ValueError("no file in the upload")
-
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     server: StandIns
     protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         path = self.path.rstrip("/")
         try:
             if path.endswith("/audio/transcriptions"):
-                samples, rate = _upload(self.headers.get("Content-Type", ""), body)
+                samples, rate, _ = wav_upload(self.headers.get("Content-Type", ""), body)
                 text = self.server.heard(samples, rate)
                 self.server.note("stt", text)
-                self._send(200, json.dumps({"text": text}).encode(), "application/json")
+                self.send_body(200, json.dumps({"text": text}).encode(), "application/json")
             elif path.endswith("/audio/speech"):
                 text = str(json.loads(body).get("input", ""))
                 self.server.note("tts", text)
-                self._send(200, speech_pcm(text).tobytes(), "audio/pcm")
+                self.send_body(200, speech_pcm(text).tobytes(), "audio/pcm")
             elif path.endswith("/chat/completions"):
                 self._chat(json.loads(body))
             else:
-                self._send(404, b'{"error": {"message": "no route"}}', "application/json")
+                self.send_body(404, b'{"error": {"message": "no route"}}', "application/json")
         except (ValueError, KeyError, wave.Error) as exc:
             error = json.dumps({"error": {"message": str(exc)}}).encode()
-            self._send(400, error, "application/json")
+            self.send_body(400, error, "application/json")
 
     def _chat(self, request: dict[str, Any]) -> None:
         reply = host_reply(list(request.get("messages", [])))
@@ -169,45 +152,22 @@ class _Handler(BaseHTTPRequestHandler):
                  "total_tokens": prompt + completion}  # fmt: skip
         chunks.append({**base, "choices": [], "usage": usage})
         data = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks)
-        self._send(200, data + b"data: [DONE]\n\n", "text/event-stream")
-
-    def _send(self, status: int, body: bytes, content_type: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self.send_body(200, data + b"data: [DONE]\n\n", "text/event-stream")
 
 
-class StandIns(ThreadingHTTPServer):
+class StandIns(LoopbackServer):
     """``with StandIns(["line", ...]) as s: s.base_url`` serves STT, LLM and TTS."""
 
-    daemon_threads = True
-
     def __init__(self, heard: list[str], port: int = 0) -> None:
-        super().__init__(("127.0.0.1", port), _Handler)
+        super().__init__(_Handler, port=port, name="stand-ins")
         self.heard = Heard(heard)
         #: (service, what it answered), in order.
         self.log: list[tuple[str, Any]] = []
         self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self.serve_forever, name="stand-ins", daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
     def note(self, service: str, what: Any) -> None:
         with self._lock:
             self.log.append((service, what))
-
-    def __enter__(self) -> StandIns:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-        self.server_close()
-        self._thread.join(timeout=5)
 
 
 def caller_lines(path: Path) -> list[str]:

@@ -27,6 +27,10 @@ It also implements the established framework's client messages
 ``get_context_history``), so vae's pipecat connector can configure it and
 fetch its final state.
 
+This file is the pipeline and its transport; the processor that plays the
+agent is ``tone_responder.py`` and its scenario state and tools
+``agent_state.py`` (``webrtc_bot.py`` serves the same pipeline over WebRTC).
+
 With ``--tool-backend`` its write tool is a real HTTP call, as an agent's
 tools are: vae's connector tells it where the session's tool backend is (the
 ``set_tool_backend`` client message, ``{http_url, openapi_url, mcp_url}``)
@@ -46,268 +50,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import json
 import sys
-import time
-import urllib.error
-import urllib.request
 from typing import Any
 
-import numpy as np
-from pipecat.frames.frames import (
-    BotStoppedSpeakingFrame,
-    Frame,
-    FunctionCallInProgressFrame,
-    FunctionCallResultFrame,
-    InputAudioRawFrame,
-    LLMFullResponseEndFrame,
-    LLMFullResponseStartFrame,
-    LLMMessagesAppendFrame,
-    LLMTextFrame,
-    MetricsFrame,
-    TranscriptionFrame,
-    TTSAudioRawFrame,
-    TTSStartedFrame,
-    TTSStoppedFrame,
-    TTSTextFrame,
-)
-from pipecat.metrics.metrics import LLMTokenUsage, LLMUsageMetricsData, TTFBMetricsData
+from agent_state import Agent
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.runner import PipelineRunner
 from pipecat.pipeline.task import PipelineParams, PipelineTask
-from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.processors.frameworks.rtvi import RTVIObserverParams, RTVIProcessor
-from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
 from pipecat.processors.frameworks.rtvi.observer import RTVIFunctionCallReportLevel
 from pipecat.serializers.protobuf import ProtobufFrameSerializer
 from pipecat.transports.websocket.server import (
     SingleClientWebsocketServerParams,
     SingleClientWebsocketServerTransport,
 )
-
-IN_RATE = 16000
-OUT_RATE = 24000  # like a TTS service: the frames say so, and vae honours it
-
-
-class Agent:
-    """The bot's scenario state: prompt, DB, recorded actions, context."""
-
-    def __init__(self) -> None:
-        self.prompt = ""
-        self.tools: dict[str, Any] = {}
-        self.db: dict[str, Any] = {}
-        self.actions: list[dict[str, Any]] = []
-        self.messages: list[dict[str, Any]] = []
-        #: Bumped per scenario, so the pipeline can serve one session after another.
-        self.generation = 0
-        #: The session's tool backend (``set_tool_backend``); "" until told.
-        self.tools_url = ""
-
-    def handle(self, kind: str, data: Any) -> Any:
-        body = data if isinstance(data, dict) else {}
-        if kind == "update_system_prompt":
-            self.prompt = str(body.get("prompt", ""))
-            tools = body.get("tools", "{}")
-            self.tools = json.loads(tools) if isinstance(tools, str) else dict(tools or {})
-            self.db, self.actions, self.tools_url = {}, [], ""
-            self.generation += 1
-            self.messages = [{"role": "system", "content": self.prompt}]
-            return {"ok": True, "tools": sorted(self.tools)}
-        if kind == "set_tool_backend":
-            self.tools_url = str(body.get("http_url", ""))
-            return {"ok": True}
-        if kind == "apply_initialization":
-            self.db.update(body.get("shared_state_init") or {})
-            return {"ok": True}
-        if kind == "get_scenario_summary":
-            canonical = json.dumps(self.db, sort_keys=True, separators=(",", ":"))
-            summary: dict[str, Any] = {
-                "actions": self.actions,
-                "db_hash": hashlib.sha256(canonical.encode()).hexdigest(),
-            }
-            if body.get("include_db"):
-                summary["db"] = self.db
-            return summary
-        if kind == "get_context_history":
-            return self.messages
-        raise ValueError(f"unknown client message {kind!r}")
-
-
-def call_backend(base_url: str, tool: str, args: dict[str, Any]) -> tuple[Any, str]:
-    """POST one call to the tool backend: (result, error) — what any agent's HTTP tool does."""
-    request = urllib.request.Request(
-        f"{base_url}/tools/{tool}",
-        data=json.dumps(args).encode(),
-        headers={"Content-Type": "application/json"},
-        method="POST",
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return json.loads(response.read() or b"null"), ""
-    except urllib.error.HTTPError as exc:
-        return None, f"HTTP {exc.code}: {exc.read().decode(errors='replace')}"
-    except OSError as exc:
-        return None, f"the tool backend is unreachable: {exc}"
-
-
-class ToneResponder(FrameProcessor):
-    """Energy VAD on what it hears; answers each utterance with a tone."""
-
-    def __init__(
-        self,
-        agent: Agent,
-        answers: int,
-        tool: str,
-        heard: list[str],
-        tool_args: dict[str, Any] | None = None,
-        use_backend: bool = False,
-    ) -> None:
-        super().__init__()
-        self.agent = agent
-        self.answers = answers
-        self.tool = tool
-        #: The write tool's arguments (None: ``{"confirmed": true, "answers": N}``).
-        self.tool_args = tool_args
-        self.use_backend = use_backend
-        #: What its stand-in recogniser "hears" of each utterance, in order.
-        self.heard = heard
-        self.answered = 0
-        self.speech_ms = 0.0
-        self.quiet_ms = 0.0
-        self.busy = False
-        self.finished = False
-        self.generation = 0
-
-    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
-        await super().process_frame(frame, direction)
-        if isinstance(frame, InputAudioRawFrame):
-            await self._listen(frame)
-            return  # the output transport has no use for the caller's audio
-        if isinstance(frame, LLMMessagesAppendFrame):
-            await self._read(frame)
-            return  # this processor is the bot's "LLM": nothing downstream needs it
-        if isinstance(frame, BotStoppedSpeakingFrame):
-            self.busy = False
-            if self.finished:
-                await self._end()
-        await self.push_frame(frame, direction)
-
-    def _new_scenario(self) -> None:
-        if self.generation != self.agent.generation:  # a new scenario: start afresh
-            self.generation = self.agent.generation
-            self.answered, self.speech_ms, self.quiet_ms = 0, 0.0, 0.0
-            self.busy = self.finished = False
-
-    async def _read(self, frame: LLMMessagesAppendFrame) -> None:
-        """A text turn (RTVI send-text): answer it in text, as an LLM would."""
-        self._new_scenario()
-        if self.finished:
-            return
-        heard = " ".join(str(m.get("content", "")) for m in frame.messages if isinstance(m, dict))
-        self.agent.messages.append({"role": "user", "content": heard})
-        self.answered += 1
-        last = self.answered >= self.answers
-        text = "Your booking is done, goodbye." if last else "Sure, tell me more."
-        await self._report(last)
-        await self.push_frame(LLMFullResponseStartFrame())
-        await self.push_frame(LLMTextFrame(text=text))
-        await self.push_frame(LLMFullResponseEndFrame())
-        self.agent.messages.append({"role": "assistant", "content": text})
-        if last:
-            await self._end()
-
-    async def _listen(self, frame: InputAudioRawFrame) -> None:
-        self._new_scenario()
-        if self.busy or self.finished:
-            return
-        samples = np.frombuffer(frame.audio, dtype="<i2").astype(np.float64) / 32768.0
-        ms = 1000.0 * len(samples) / max(1, frame.sample_rate * frame.num_channels)
-        loud = len(samples) > 0 and 10 * np.log10(np.mean(samples**2) + 1e-12) > -40
-        if loud:
-            self.speech_ms += ms
-            self.quiet_ms = 0.0
-        elif self.speech_ms >= 100:
-            self.quiet_ms += ms
-            if self.quiet_ms >= 400:
-                self.speech_ms = self.quiet_ms = 0.0
-                await self._answer()
-
-    async def _answer(self) -> None:
-        self.busy = True
-        self.answered += 1
-        said = self.heard[self.answered - 1] if self.answered <= len(self.heard) else ""
-        if said:
-            stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
-            await self.push_frame(TranscriptionFrame(text=said, user_id="caller", timestamp=stamp))
-        self.agent.messages.append({"role": "user", "content": said or "(speech)"})
-        last = self.answered >= self.answers
-        text = "Your booking is done, goodbye." if last else "Sure, tell me more."
-        await self._report(last)
-        await self.push_frame(TTSStartedFrame())
-        await self.push_frame(TTSTextFrame(text=text, aggregated_by="sentence"))
-        t = np.arange(int(OUT_RATE * 0.8)) / OUT_RATE
-        tone = (np.sin(2 * np.pi * 440 * t) * 0.3 * 32767).astype("<i2")
-        step = OUT_RATE // 50  # 20 ms frames; the output transport paces them in real time
-        for start in range(0, len(tone), step):
-            chunk = tone[start : start + step].tobytes()
-            await self.push_frame(
-                TTSAudioRawFrame(audio=chunk, sample_rate=OUT_RATE, num_channels=1)
-            )
-        await self.push_frame(TTSStoppedFrame())
-        self.agent.messages.append({"role": "assistant", "content": text})
-        self.finished = last
-
-    async def _report(self, last: bool) -> None:
-        """Metrics as an LLM service reports them; on the last answer, the write action."""
-        await self.push_frame(
-            MetricsFrame(
-                data=[
-                    TTFBMetricsData(processor="ToneLLM#0", value=0.05),
-                    LLMUsageMetricsData(
-                        processor="ToneLLM#0",
-                        model="tone-1",
-                        value=LLMTokenUsage(
-                            prompt_tokens=100 + self.answered, completion_tokens=7, total_tokens=107
-                        ),
-                    ),
-                ]
-            )
-        )
-        if last:
-            await self._write_action()
-
-    async def _write_action(self) -> None:
-        args = self.tool_args or {"confirmed": True, "answers": self.answered}
-        call_id = f"call-{int(time.time() * 1000)}"
-        await self.push_frame(FunctionCallInProgressFrame(self.tool, call_id, args))
-        result: Any = {"ok": True}
-        if self.use_backend and self.agent.tools_url:
-            # The tool is an API call: the backend's world changes, not this bot's DB.
-            result, error = await asyncio.to_thread(
-                call_backend, self.agent.tools_url, self.tool, args
-            )
-            if error:
-                result = {"error": error}
-        else:
-            bookings = self.agent.db.setdefault("bookings", [])
-            # A scenario's DB may keep bookings as a mapping: then the write is kept beside it.
-            is_list = isinstance(bookings, list)
-            target = bookings if is_list else self.agent.db.setdefault("writes", [])
-            target.append(args)
-        action = {"type": self.tool, "args": args, "result": result}
-        self.agent.actions.append(action)
-        await self.push_frame(
-            RTVIServerMessageFrame(data={"type": "action-applied", "action": action})
-        )
-        await self.push_frame(FunctionCallResultFrame(self.tool, call_id, args, result, None))
-        self.agent.messages.append(
-            {"role": "assistant", "tool_calls": [{"name": self.tool, "arguments": args}]}
-        )
-
-    async def _end(self) -> None:
-        self.finished = False
-        await self.push_frame(RTVIServerMessageFrame(data={"text": "<exit>goodbye</exit>"}))
+from tone_responder import IN_RATE, OUT_RATE, ToneResponder
 
 
 def _json_object(text: str) -> dict[str, Any]:

@@ -25,7 +25,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import uvicorn
-from bot import IN_RATE, OUT_RATE, Agent, arguments, pipeline_task
+from agent_state import Agent
+from bot import arguments, pipeline_task
 from fastapi import BackgroundTasks, FastAPI
 from pipecat.pipeline.runner import PipelineRunner
 from pipecat.transports.base_transport import TransportParams
@@ -36,6 +37,7 @@ from pipecat.transports.smallwebrtc.request_handler import (
     SmallWebRTCRequestHandler,
 )
 from pipecat.transports.smallwebrtc.transport import SmallWebRTCTransport
+from tone_responder import IN_RATE, OUT_RATE
 
 
 def app_for(args: Any) -> FastAPI:

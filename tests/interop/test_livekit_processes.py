@@ -14,8 +14,6 @@ import os
 import shutil
 import signal
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,16 +43,17 @@ def own_agent(tmp_path: Path) -> Path:
     return Path(shutil.copy(AGENT, folder / "agent.py"))
 
 
-def three(name: str) -> list[dict[str, Any]]:
-    return [{**BOOK, "name": f"{name}_{i}"} for i in range(3)]
-
-
-async def until(check: Callable[[], bool], timeout_s: float, what: str) -> None:
-    """Wait for ``check`` (polling /proc, which has no events to wait on)."""
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.1)
+async def start_three(
+    stub: bridge_pb2_grpc.BridgeServiceStub, name: str, servers: Any, tmp_path: Path
+) -> tuple[Path, str]:
+    """A copy of the example agent of this test's own, and a run of three sessions on it
+    at concurrency 3: (the agent's path, the run id)."""
+    agent = own_agent(tmp_path)
+    scenarios = [{**BOOK, "name": f"{name}_{i}"} for i in range(3)]
+    run_id = await start_run(
+        stub, scenarios, agent_connector=connector(servers, agent), concurrency=3
+    )
+    return agent, run_id
 
 
 @pytest.mark.timeout(240)  # real-time sessions on a loaded CI machine
@@ -65,10 +64,7 @@ async def test_three_sessions_run_three_processes_and_leave_none(
     tmp_path: Path,
     db_path: Path,
 ) -> None:
-    agent = own_agent(tmp_path)
-    run_id = await start_run(
-        bridge_stub, three("three"), agent_connector=connector(stand_ins, agent), concurrency=3
-    )
+    agent, run_id = await start_three(bridge_stub, "three", stand_ins, tmp_path)
     user = BotConfig(bridge.address, "user", lambda: play_script, concurrency=3,
                      run_filter=run_id, max_sessions=3)  # fmt: skip
     most = 0
@@ -109,10 +105,7 @@ async def test_a_cancelled_run_leaves_no_process(
     tmp_path: Path,
     db_path: Path,
 ) -> None:
-    agent = own_agent(tmp_path)
-    run_id = await start_run(
-        bridge_stub, three("cancel"), agent_connector=connector(stand_ins, agent), concurrency=3
-    )
+    agent, run_id = await start_three(bridge_stub, "cancel", stand_ins, tmp_path)
     stop = asyncio.Event()
     user = BotConfig(bridge.address, "user", lambda: play_script, concurrency=3, run_filter=run_id)
     async with asyncio.timeout(90), asyncio.TaskGroup() as tg:
@@ -137,7 +130,6 @@ async def test_sigterm_of_the_bridge_leaves_no_process(
 ) -> None:
     import grpc
 
-    agent = own_agent(tmp_path)
     bridge = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "vae.cli.main", "bridge", "serve", "--address", "127.0.0.1:0",
         "--db", str(tmp_path / "vae.db"), "--log-level", "warning",
@@ -152,9 +144,7 @@ async def test_sigterm_of_the_bridge_leaves_no_process(
         address = line.decode().rsplit(" ", 1)[1].strip()
         async with grpc.aio.insecure_channel(address) as channel:
             stub = bridge_pb2_grpc.BridgeServiceStub(channel)
-            run_id = await start_run(
-                stub, three("sigterm"), agent_connector=connector(stand_ins, agent), concurrency=3
-            )
+            agent, run_id = await start_three(stub, "sigterm", stand_ins, tmp_path)
             user = BotConfig(address, "user", lambda: play_script, concurrency=3,
                              run_filter=run_id, give_up_after_s=5)  # fmt: skip
             async with asyncio.timeout(90), asyncio.TaskGroup() as tg:

@@ -14,8 +14,6 @@ import contextlib
 import itertools
 import json
 import logging
-import shutil
-import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,34 +21,14 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import free_port
-from tests.interop.conftest import PIPECAT_BOT, ROOT, require_pipecat_venv, subprocess_until_ready
-from vae.bots.brains.scripted import play_script
-from vae.bots.runner import BotConfig, run_bots
+from tests.interop.cli_flows import run_with_users, suite_of
+from tests.interop.conftest import PIPECAT_BOT, require_pipecat_venv, subprocess_until_ready
 from vae.bridge_service.connectors.base import ConnectorConfig
 from vae.bridge_service.connectors.pipecat.connector import dial
 from vae.bridge_service.connectors.pool import ConnectorPools
 from vae.bridge_service.server import BridgeServer
 from vae.recordings.models import Side
 from vae.recordings.read.reader import RecordingReader
-
-SUITE = ROOT / "examples" / "suite"
-
-
-def suite_of(tmp_path: Path, *names: str) -> Path:
-    folder = tmp_path / "suite"
-    folder.mkdir()
-    for name in names:
-        shutil.copy(SUITE / f"{name}.yaml", folder)
-    return folder
-
-
-async def vae(*args: str) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "vae.cli.main", *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
-    )  # fmt: skip
-    out, err = await proc.communicate()
-    return int(proc.returncode or 0), out.decode(), err.decode()
 
 
 @contextlib.asynccontextmanager
@@ -80,20 +58,6 @@ async def two_bots(tmp_path: Path) -> AsyncIterator[list[str]]:
         yield urls
 
 
-async def run_with_user(
-    bridge: BridgeServer, args: list[str], concurrency: int = 1
-) -> tuple[int, str, str]:
-    stop = asyncio.Event()
-    user = BotConfig(bridge.address, "user", lambda: play_script, concurrency=concurrency)
-    users = asyncio.create_task(run_bots(user, stop))
-    try:
-        async with asyncio.timeout(240):
-            return await vae("run", *args, "--bridge", bridge.address, "--json")
-    finally:
-        stop.set()
-        await users
-
-
 def _sessions(db: Path, run_id: str) -> list[tuple[str, str, int, int, str]]:
     with RecordingReader(db) as r:
         return sorted(
@@ -107,8 +71,8 @@ async def test_documented_command_default_concurrency_single_client_bot(
 ) -> None:
     names = ("restaurant_book_table", "airline_change_flight", "retail_return_item")
     suite = suite_of(tmp_path, *names)
-    code, out, err = await run_with_user(
-        bridge, [str(suite), "--agent-connector", one_bot, "--first-speaker", "user"]
+    code, out, err = await run_with_users(
+        bridge.address, [str(suite), "--agent-connector", one_bot, "--first-speaker", "user"]
     )
     assert code == 0, err
     run = json.loads(out)
@@ -125,8 +89,8 @@ async def test_a_pool_of_two_bot_processes_runs_two_sessions_at_once(
 ) -> None:
     suite = suite_of(tmp_path, "restaurant_book_table", "airline_change_flight")
     pool = [arg for url in two_bots for arg in ("--agent-connector", url)]
-    code, out, err = await run_with_user(
-        bridge, [str(suite), *pool, "--first-speaker", "user"], concurrency=2
+    code, out, err = await run_with_users(
+        bridge.address, [str(suite), *pool, "--first-speaker", "user"], concurrency=2
     )
     assert code == 0, err
     run_id = json.loads(out)["run_id"]
@@ -142,8 +106,8 @@ async def test_agent_expected_to_greet_but_only_answers_ends_in_bounded_time(
 ) -> None:
     suite = suite_of(tmp_path, "restaurant_book_table")  # the agent greets first
     t0 = time.monotonic()
-    code, out, _err = await run_with_user(
-        bridge, [str(suite), "--agent-connector", one_bot, "--first-speaker-timeout", "3"]
+    code, out, _err = await run_with_users(
+        bridge.address, [str(suite), "--agent-connector", one_bot, "--first-speaker-timeout", "3"]
     )
     assert time.monotonic() - t0 < 30  # not the 60 s max duration, and not twice
     assert code == 1

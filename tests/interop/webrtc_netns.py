@@ -29,9 +29,9 @@ import numpy as np
 import pytest
 
 from tests.helpers import free_port
+from tests.interop.cli_flows import rescored, run_with_users, suite_of, verdicts
 from tests.interop.conftest import (
     PIPECAT_BOT,
-    ROOT,
     require_pipecat_venv,
     start_run,
     subprocess_until_ready,
@@ -207,43 +207,20 @@ async def test_the_documented_webrtc_commands(
     bridge: BridgeServer, bots: dict[str, str], tmp_path: Path, db_path: Path
 ) -> None:
     """docs/interop.md's commands: vae run on the example suite, then vae rescore."""
-    import shutil
-    import sys
-
-    suite = tmp_path / "suite"
-    suite.mkdir()
-    for name in ("restaurant_book_table", "retail_return_item"):
-        shutil.copy(ROOT / "examples" / "suite" / f"{name}.yaml", suite)
-
-    async def vae(*args: str) -> tuple[int, str, str]:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "vae.cli.main", *args, cwd=ROOT,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        out, err = await proc.communicate()
-        return int(proc.returncode or 0), out.decode(), err.decode()
-
-    stop = asyncio.Event()
-    users = asyncio.ensure_future(
-        run_bots(BotConfig(bridge.address, "user", lambda: play_script, concurrency=2), stop)
-    )
-    try:
-        async with asyncio.timeout(120):
-            code, out, err = await vae(
-                "run", str(suite), "--bridge", bridge.address, "--first-speaker", "user",
-                "--agent-connector", bots["webrtc"], "--connector-capacity", "4", "--json",
-            )  # fmt: skip
-    finally:
-        stop.set()
-        await users
+    suite = suite_of(tmp_path, "restaurant_book_table", "retail_return_item")
+    code, out, err = await run_with_users(
+        bridge.address,
+        [str(suite), "--first-speaker", "user", "--agent-connector", bots["webrtc"],
+         "--connector-capacity", "4"],
+        concurrency=2,
+        timeout_s=120,
+    )  # fmt: skip
     assert code == 0, err
     run = json.loads(out)
     assert run["status"] == "completed" and run["scenarios_done"] == 2
-    code, out, err = await vae("rescore", "--run", run["run_id"], "--db", str(db_path),
-                               "--no-judge", "--allow-unscored", "--json")  # fmt: skip
-    sessions = json.loads(out)["sessions"]
-    assert len(sessions) == 2
+    _, sessions, err = await rescored(run["run_id"], db_path)
+    assert len(sessions) == 2, err
     for session in sessions:
-        verdicts = {x["signal"]: x["verdict"] for x in session["scores"]}
-        assert verdicts["CLEAN_EXIT"] == "passed", session
-        assert verdicts["is_successful"] in ("passed", "failed"), session  # a verdict, scored
+        found = verdicts(session)
+        assert found["CLEAN_EXIT"] == "passed", session
+        assert found["is_successful"] in ("passed", "failed"), session  # a verdict, scored

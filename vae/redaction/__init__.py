@@ -13,7 +13,9 @@ callables.
 - :mod:`~vae.redaction.config` — the configuration file, its JSON Schema
   (``vae schema redaction``) and its validation;
 - :mod:`~vae.redaction.spoken` — spoken forms ("four one one one", "john at
-  example dot com") turned into written ones, with a map back to the text;
+  example dot com") turned into written ones, with a map back to the text
+  (the numbers in :mod:`~vae.redaction.spoken_numbers`, the e-mail addresses
+  in :mod:`~vae.redaction.spoken_email`);
 - :mod:`~vae.redaction.recognisers` — presidio-analyzer's pattern recognisers
   set up offline (no NLP engine, no model download), plus vae's own patterns;
 - :mod:`~vae.redaction.names` — names and addresses found by an optional

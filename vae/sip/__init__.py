@@ -18,8 +18,10 @@ What lives here, bottom to top:
 - I/O on asyncio, callbacks and futures only (no task of their own):
   :mod:`.transport` (UDP and TCP), :mod:`.transactions` (RFC 3261 §17 client
   and server transactions and their timers), :mod:`.media` (one call's RTP
-  stream), :mod:`.call` (one dialog), :mod:`.agent` (a user agent: takes
-  calls, routes what arrives), :mod:`.outgoing` (placing a call).
+  stream), :mod:`.dialog` (a dialog's state and the requests built from it),
+  :mod:`.call` (one established call), :mod:`.incoming` (a call offered,
+  answered or rejected), :mod:`.agent` (a user agent: routes what arrives),
+  :mod:`.outgoing` (placing a call).
 
 Everything that parses SIP needs the ``sipmessage`` package, imported once in
 :mod:`.sipmsg`: without ``pip install 'vae[sip]'`` importing any of these

@@ -4,7 +4,7 @@
 transaction layer and routes what arrives: responses to their client
 transactions, retransmitted requests to their server transactions, in-dialog
 requests to their :class:`~vae.sip.call.Call`, new INVITEs to
-``on_invite`` (as an :class:`IncomingCall` the owner rings, answers or
+``on_invite`` (as an :class:`~vae.sip.incoming.IncomingCall` the owner rings, answers or
 rejects), CANCEL to the INVITE it cancels. Requests it refuses
 (:class:`~vae.sip.messages.BadMessage`) are answered 400/513 where a Via
 allows it and reported to ``on_refused``; a stray request gets 481.
@@ -18,22 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 from collections.abc import Callable
 
 from vae import __version__
 from vae.sip import sdp
-from vae.sip.call import (
-    Call,
-    Placed,
-    ack_for,
-    cancel_for,
-    dialog_from_request,
-    dialog_from_response,
-    fresh_via,
-    in_dialog,
-)
-from vae.sip.media import RtpStream
+from vae.sip.call import Call, Placed
+from vae.sip.dialog import ack_for, cancel_for, dialog_from_response, fresh_via, in_dialog
+from vae.sip.incoming import IncomingCall
 from vae.sip.messages import BadMessage, SipMessage, new_branch, new_tag, response, tag_of, to_bytes
 from vae.sip.sipmsg import URI, Request, Response
 from vae.sip.transactions import LINGER_S, ClientTransaction, ServerTransaction, TransactionLayer
@@ -49,65 +40,6 @@ def peer_of(uri: str, transport: str = "udp") -> Peer:
     parsed = URI.parse(uri)
     wanted = str(parsed.parameters.get("transport") or transport).lower()
     return Peer(wanted, parsed.host.strip("[]"), parsed.port or 5060)
-
-
-class IncomingCall:
-    """An INVITE waiting for the owner: :meth:`ring`, :meth:`answer` or :meth:`reject`."""
-
-    def __init__(self, agent: UserAgent, invite: Request, tx: ServerTransaction,
-                 offer: sdp.MediaDescription) -> None:  # fmt: skip
-        self.agent, self.invite, self.tx, self.offer = agent, invite, tx, offer
-        self.local_tag = new_tag()
-        #: Set when the caller CANCELled (or the INVITE was answered otherwise).
-        self.gone = asyncio.Event()
-        self.user = invite.uri.user or ""
-
-    def header(self, name: str) -> str:
-        return (self.invite.headers.get(name) or "").strip()
-
-    def ring(self) -> None:
-        if not self.gone.is_set():
-            self.tx.respond(180, to_tag=self.local_tag)
-
-    def reject(self, code: int, phrase: str = "", headers: list[tuple[str, str]] | None = None
-               ) -> None:  # fmt: skip
-        if not self.gone.is_set():
-            self.gone.set()
-            self.tx.respond(code, to_tag=self.local_tag, phrase=phrase, headers=headers)
-            self.agent.incoming.pop(self.key, None)
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return self.invite.call_id, tag_of(self.invite.headers.get("From"))
-
-    async def answer(self, *, accept_info: tuple[str, ...] = (), jitter_ms: int = 60) -> Call:
-        """Accept: 200 OK with vae's SDP answer (retransmitted until the ACK)."""
-        if self.gone.is_set():
-            raise ConnectionError("the caller cancelled the call")
-        media = await RtpStream(self.agent.host, lambda n: None, jitter_ms=jitter_ms).open()
-        session = secrets.randbits(31)
-        body, agreed = sdp.answer(self.offer, media.host, media.port, session)
-        media.connect(agreed)
-        dialog = dialog_from_request(self.invite, self.local_tag)
-        peer_info = _packages(self.invite.headers.get("Recv-Info"))
-        call = Call(self.agent, dialog, self.tx.peer, media, self.invite, outbound=False,
-                    accept_info=accept_info, peer_accepts_info=peer_info,
-                    sdp_session=session)  # fmt: skip
-        headers = [("Contact", self.agent.contact(self.tx.peer)), ("Allow", UserAgent.ALLOW)]
-        if accept_info:
-            headers.append(("Recv-Info", ", ".join(accept_info)))
-        ok = response(self.invite, 200, to_tag=self.local_tag, body=body,
-                      content_type="application/sdp", headers=headers)  # fmt: skip
-        self.gone.set()
-        self.agent.incoming.pop(self.key, None)
-        self.agent.calls[call.key] = call
-        self.tx.send(ok)
-        call.send_ok_until_ack(ok)
-        return call
-
-
-def _packages(value: str | None) -> tuple[str, ...]:
-    return tuple(p.strip() for p in (value or "").split(",") if p.strip())
 
 
 class UserAgent:

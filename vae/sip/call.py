@@ -17,12 +17,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from vae.sip import sdp
+from vae.sip.dialog import Dialog
 from vae.sip.media import MediaNotice, RtpStream
-from vae.sip.messages import new_branch, request, tag_of, to_bytes, uri_of
+from vae.sip.messages import request, to_bytes
 from vae.sip.sipmsg import Request, Response
 from vae.sip.transactions import T1, T2, ClientTransaction, ServerTransaction, TransactionLayer
 from vae.sip.transport import Peer, SipTransport
@@ -82,20 +83,6 @@ class Placed:
     ack: bytes | None = None
     #: vae gave up on the call (cancelled, timed out, shut down): a late 2xx gets ACK and BYE.
     orphan: bool = False
-
-
-@dataclass
-class Dialog:
-    call_id: str
-    local_tag: str
-    remote_tag: str
-    #: name-addr values for From/To of our requests.
-    local: str
-    remote: str
-    remote_target: str
-    route: list[str] = field(default_factory=list)
-    local_cseq: int = 1
-    remote_cseq: int = 0
 
 
 class Call:
@@ -274,66 +261,3 @@ class Call:
         self.acked()
         self.media.close()
         self.agent.forget(self)
-
-
-def dialog_from_response(invite: Request, ok: Response, local: str) -> Dialog:
-    """The dialog a 2xx to our INVITE set up (RFC 3261 §12.1.2)."""
-    contact = ok.headers.get("Contact")
-    target = uri_of(contact) if contact else str(invite.uri)
-    routes = list(reversed(ok.headers.getlist("Record-Route")))
-    return Dialog(
-        call_id=invite.call_id,
-        local_tag=tag_of(invite.headers.get("From")),
-        remote_tag=tag_of(ok.headers.get("To")),
-        local=local,
-        remote=ok.headers.get("To") or invite.headers["To"],
-        remote_target=target,
-        route=[r for value in routes for r in value.split(",")],
-        local_cseq=invite.cseq.sequence,
-    )
-
-
-def dialog_from_request(invite: Request, local_tag: str) -> Dialog:
-    """The dialog of an INVITE we accept (RFC 3261 §12.1.1)."""
-    contact = invite.headers.get("Contact")
-    to = invite.headers["To"]
-    return Dialog(
-        call_id=invite.call_id,
-        local_tag=local_tag,
-        remote_tag=tag_of(invite.headers.get("From")),
-        local=to if ";tag=" in to else f"{to};tag={local_tag}",
-        remote=invite.headers["From"],
-        remote_target=uri_of(contact) if contact else str(invite.uri),
-        route=list(invite.headers.getlist("Record-Route")),
-        local_cseq=0,
-        remote_cseq=invite.cseq.sequence,
-    )
-
-
-def in_dialog(method: str, dialog: Dialog, via: str, cseq: int) -> Request:
-    """A request of ``dialog``: to the remote target, through the route set."""
-    return request(
-        method, dialog.remote_target, via=via, from_=dialog.local, to=dialog.remote,
-        call_id=dialog.call_id, cseq=cseq, headers=[("Route", r) for r in dialog.route],
-    )  # fmt: skip
-
-
-def ack_for(invite: Request, dialog: Dialog, via: str) -> Request:
-    """The ACK of a 2xx: a new transaction with the INVITE's CSeq number."""
-    return in_dialog("ACK", dialog, via, invite.cseq.sequence)
-
-
-def fresh_via(via: str) -> str:
-    """``via`` with a new branch (a new transaction)."""
-    head, _, _ = via.partition(";branch=")
-    return f"{head};branch={new_branch()};rport"
-
-
-def cancel_for(invite: Request) -> Request:
-    """The CANCEL of ``invite``: its Via (same branch), From, To, Call-ID and CSeq number."""
-    return request(
-        "CANCEL", str(invite.uri), via=invite.headers.getlist("Via")[0],
-        from_=invite.headers["From"], to=invite.headers["To"], call_id=invite.call_id,
-        cseq=invite.cseq.sequence,
-        headers=[("Route", r) for r in invite.headers.getlist("Route")],
-    )  # fmt: skip

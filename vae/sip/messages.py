@@ -185,3 +185,8 @@ def uri_of(value: str) -> str:
     """The URI inside a name-addr (``"Bob" <sip:bob@h>;tag=x`` -> ``sip:bob@h``)."""
     found = re.search(r"<([^>]*)>", value)
     return found.group(1) if found else value.split(";")[0].strip()
+
+
+def header_items(value: str | None) -> tuple[str, ...]:
+    """The items of a comma-separated header value (``Recv-Info: a, b``), blanks dropped."""
+    return tuple(p.strip() for p in (value or "").split(",") if p.strip())

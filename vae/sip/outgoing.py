@@ -27,9 +27,10 @@ from collections.abc import Callable
 
 from vae.sip import digest, sdp
 from vae.sip.agent import UserAgent, peer_of
-from vae.sip.call import Call, Placed, ack_for, dialog_from_response, fresh_via
+from vae.sip.call import Call, Placed
+from vae.sip.dialog import ack_for, dialog_from_response, fresh_via
 from vae.sip.media import RtpStream
-from vae.sip.messages import new_tag, request, to_bytes, uri_of
+from vae.sip.messages import header_items, new_tag, request, to_bytes, uri_of
 from vae.sip.sipmsg import Request, Response
 from vae.sip.transport import Peer
 
@@ -45,10 +46,6 @@ class CallFailed(Exception):
         super().__init__(f"{code} {phrase}: {detail}" if code else detail)
         self.code, self.phrase, self.detail = code, phrase, detail
         self.auth, self.ring_timeout, self.unusable = auth, ring_timeout, unusable
-
-
-def _packages(value: str | None) -> tuple[str, ...]:
-    return tuple(p.strip() for p in (value or "").split(",") if p.strip())
 
 
 async def place_call(
@@ -171,7 +168,7 @@ def _established(agent: UserAgent, invite: Request, resp: Response, placed: Plac
     placed.ack = to_bytes(ack_for(invite, dialog, fresh_via(agent.via(peer))))
     agent.transport.send_now(placed.ack, peer)
     call = Call(agent, dialog, peer, media, invite, outbound=True, accept_info=accept_info,
-                peer_accepts_info=_packages(resp.headers.get("Recv-Info")),
+                peer_accepts_info=header_items(resp.headers.get("Recv-Info")),
                 sdp_session=session)  # fmt: skip
     agent.calls[call.key] = call
     try:

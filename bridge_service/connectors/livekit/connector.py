@@ -9,11 +9,12 @@ and is the TCP peer that mode expects (the role the ``lk`` CLI plays for a
 developer), speaking :mod:`.wire`. :mod:`.dial` starts the process and waits
 for it to connect; this endpoint then gives the agent the session
 (:mod:`.folder`: ``start.json``), sends the peer's frames as ``audio_input``
-at 48 kHz (the console's wire rate: the bridge resamples to it), plays the
-agent's ``audio_output`` as the console's speaker does (:mod:`.playback`),
-turns session events into vae events (:mod:`.events`), and at SessionEnding
-asks ``get_chat_history`` (the final context) and reads the agent's
-``final_state.json``; ``close`` stops the process (:mod:`.process`).
+at 48 kHz (the console's wire rate: the bridge resamples to it), reads what
+the agent sends (:mod:`.inbound`: its ``audio_output`` played as the
+console's speaker does, session events turned into vae events), and at
+SessionEnding asks ``get_chat_history`` (the final context) and reads the
+agent's ``final_state.json``; ``close`` stops the process (:mod:`.process`).
+This module is the transport and the watch on the process.
 
 A process that exits mid-call ends the session ``agent_crashed``, one that
 never speaks within ``speak_timeout_s`` ``agent_silent``, both with its
@@ -32,12 +33,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from vae.bridge_service.connectors.base import (
-    BotEvent,
     BotExited,
     BotInfo,
     BotInput,
     BotProtocolError,
-    BotText,
     BridgeOutput,
     Capabilities,
     PeerAudio,
@@ -46,15 +45,15 @@ from vae.bridge_service.connectors.base import (
     SessionStartInfo,
 )
 from vae.bridge_service.connectors.livekit import wire
-from vae.bridge_service.connectors.livekit.events import EventTranslator
 from vae.bridge_service.connectors.livekit.folder import SessionFolder
+from vae.bridge_service.connectors.livekit.inbound import AgentInbound
 from vae.bridge_service.connectors.livekit.options import (
     WIRE_RATE,
     LivekitOptions,
 )
-from vae.bridge_service.connectors.livekit.playback import FRAME_MS, AgentPlayback
+from vae.bridge_service.connectors.livekit.playback import FRAME_MS
 from vae.bridge_service.connectors.livekit.process import AgentProcess
-from vae.recordings.models import EventKind, Side
+from vae.recordings.models import Side
 
 __all__ = ["LivekitEndpoint"]
 
@@ -85,16 +84,10 @@ class LivekitEndpoint:
         self._reader, self._writer = stream
         self._early: list[Any] = []
         self._ids = itertools.count(1)
-        self._requests: dict[str, str] = {}
-        self.playback = AgentPlayback(options.send_rate, options.max_queue_s)
-        self.events = EventTranslator(role, options, self._pb, lambda: self.playback.played)
-        self._text = False
-        self._turns = 0
-        self._spoke = False
+        #: What the agent sends, read (its speaker, events, text turns, our requests).
+        self._in = AgentInbound(role, options, self._pb, self._playback_finished)
         self._started = asyncio.Event()
         self._ending = asyncio.Event()
-        self._history: Any = None
-        self._history_done = asyncio.Event()
         self._closed = False
 
     # ------------------------------------------------------------ handshake
@@ -112,7 +105,7 @@ class LivekitEndpoint:
                     message.WhichOneof("message") == "response"
                     and message.response.request_id == request_id
                 ):
-                    self._requests.pop(request_id, None)
+                    self._in.requests.pop(request_id, None)
                     info = message.response.get_framework_info
                     self.bot = BotInfo(
                         "livekit-agents",
@@ -129,7 +122,7 @@ class LivekitEndpoint:
 
     async def _request(self, purpose: str, **body: Any) -> str:
         request_id = f"vae-{purpose}-{next(self._ids)}"
-        self._requests[request_id] = purpose
+        self._in.requests[request_id] = purpose
         request = self._pb.SessionRequest(request_id=request_id, **body)
         await self._send(self._pb.AgentSessionMessage(request=request))
         return request_id
@@ -148,7 +141,7 @@ class LivekitEndpoint:
             for w in waits:
                 w.cancel()
         for message in self._early:
-            for item in self._handle(message):
+            for item in self._in.handle(message):
                 yield item
         self._early.clear()
         async for item in self._loop():
@@ -160,22 +153,22 @@ class LivekitEndpoint:
         recv: asyncio.Future[Any] | None = None
         exited = asyncio.ensure_future(self.process.exited.wait())
         ending = asyncio.ensure_future(self._ending.wait())
-        history = asyncio.ensure_future(self._history_done.wait())
+        history = asyncio.ensure_future(self._in.history_done.wait())
         try:
             while True:
-                if self._ending.is_set() and (self._history_done.is_set() or exited.done()):
+                if self._ending.is_set() and (self._in.history_done.is_set() or exited.done()):
                     break
                 now = time.monotonic()
                 if not self._ending.is_set():
-                    if not self._spoke and now - started > self.options.speak_timeout_s:
+                    if not self._in.spoke and now - started > self.options.speak_timeout_s:
                         raise self._silent()
                     due = t0 + n * FRAME_MS / 1000
-                    if not self._text and now >= due:
-                        for item in self._play(n):
+                    if not self._in.text and now >= due:
+                        for item in self._in.play(n):
                             yield item
                         n += 1
                         continue
-                    timeout = max(0.0, due - now) if not self._text else 0.25
+                    timeout = max(0.0, due - now) if not self._in.text else 0.25
                 else:
                     timeout = 0.25
                 if recv is None:
@@ -194,7 +187,7 @@ class LivekitEndpoint:
                     if message is None:
                         await self._gone(exited)
                         break
-                    for item in self._handle(message):
+                    for item in self._in.handle(message):
                         yield item
                 elif exited.done() and not self._ending.is_set():
                     raise self._crashed()
@@ -205,7 +198,7 @@ class LivekitEndpoint:
                     with contextlib.suppress(BaseException):
                         await future
         if self._ending.is_set():
-            yield self.folder.final(self._history)
+            yield self.folder.final(self._in.history)
 
     async def _result(self, recv: asyncio.Future[Any], exited: asyncio.Future[Any]) -> Any:
         """The message read; a message cut short by the process dying is a crash, not bad input."""
@@ -235,60 +228,14 @@ class LivekitEndpoint:
         return BotExited("agent_crashed", detail, self.process.tail.text())
 
     def _silent(self) -> BotExited:
-        what = "answered no text turn" if self._text else "sent no audio"
+        what = "answered no text turn" if self._in.text else "sent no audio"
         detail = f"the agent {what} within speak_timeout_s ({self.options.speak_timeout_s:g} s)"
         return BotExited("agent_silent", detail, self.process.tail.text())
 
-    def _play(self, n: int) -> list[BotInput]:
-        audio, finished = self.playback.play(n)
-        for _ in range(finished):
-            self._playback_finished()
-        return [audio]
-
     def _playback_finished(self) -> None:
+        """Tell the agent a played message is done, as the console's speaker does."""
         done = self._pb.AgentSessionMessage.ConsoleIO.AudioPlaybackFinished()
         self._writer.write(wire.encode(self._pb.AgentSessionMessage(audio_playback_finished=done)))
-
-    def _handle(self, message: Any) -> list[BotInput]:
-        kind = message.WhichOneof("message")
-        if kind == "audio_output":
-            if self._text:
-                return []
-            self._spoke = True
-            return list(self.playback.audio(message.audio_output))
-        if kind == "audio_playback_flush":
-            if self._text:
-                self._playback_finished()  # nothing plays in a text session: done at once
-            else:
-                self.playback.flush()
-            return []
-        if kind == "audio_playback_clear":
-            return [self.playback.clear()]
-        if kind == "response":
-            return self._response(message.response)
-        items: list[BotInput] = list(self.events.translate(message.event))
-        if self._text and len(self.events.said) > self._turns:
-            for text in self.events.said[self._turns :]:
-                self._spoke = True
-                items.append(BotText(text, 0, self._turns, time.time_ns()))
-                self._turns += 1
-        return items
-
-    def _response(self, response: Any) -> list[BotInput]:
-        purpose = self._requests.pop(response.request_id, "")
-        if response.HasField("error"):
-            message = f"the agent refused {purpose or 'a request'}: {response.error}"
-            if purpose == "history":
-                self._history_done.set()
-            return [
-                BotEvent(EventKind.LOG, time.time_ns(), {"level": "warning", "message": message})
-            ]
-        if purpose == "history":
-            from google.protobuf.json_format import MessageToDict
-
-            self._history = [MessageToDict(item) for item in response.get_chat_history.items]
-            self._history_done.set()
-        return []
 
     # ------------------------------------------------------------ bridge -> agent
     async def send(self, message: BridgeOutput) -> bool:
@@ -316,14 +263,14 @@ class LivekitEndpoint:
                     "history", get_chat_history=self._pb.SessionRequest.GetChatHistory()
                 )
             else:
-                self._history_done.set()
+                self._in.history_done.set()
             self._ending.set()
         return True
 
     async def _start(self, start: SessionStartInfo) -> None:
         self.folder.start(start)
         if start.modality == "text":
-            self._text = True
+            self._in.text = True
             update = self._pb.SessionRequest.UpdateIO()
             update.input.audio_enabled = False
             update.output.audio_enabled = False

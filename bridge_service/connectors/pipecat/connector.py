@@ -24,9 +24,11 @@ A text session goes through RTVI ``send-text`` (:mod:`.text`);
 pipecat cannot follow the virtual clock (StartRun refuses it).
 
 This module is the transport: the WebSocket, the handshake, the receive loop
-and sending. What the bot's messages record, and the final state from its
-answers, is decoded by :mod:`.inbound`. vae never imports pipecat: frames are
-encoded by :mod:`.frames`.
+and sending. What the bot's frames record is decoded by :mod:`.inbound`; what
+its RTVI messages mean, what it is sent and the final state from its answers
+is the RTVI conversation (:mod:`.conversation`), the same one the WebRTC
+connector holds. vae never imports pipecat: frames are encoded by
+:mod:`.frames`.
 """
 
 from __future__ import annotations
@@ -49,21 +51,15 @@ from vae.bridge_service.connectors.base import (
     Capabilities,
     ConnectorConfig,
     ConnectorError,
-    ConnectorOptionsError,
     PeerAudio,
-    PeerText,
     SessionEndingOut,
-    SessionStartInfo,
-    StateSyncOut,
+    opened,
 )
+from vae.bridge_service.connectors.options import check_urls
+from vae.bridge_service.connectors.pipecat.conversation import RtviConversation
 from vae.bridge_service.connectors.pipecat.frames import AudioFrame, MessageFrame, encode
 from vae.bridge_service.connectors.pipecat.inbound import Inbound
-from vae.bridge_service.connectors.pipecat.messages import (
-    bot_info,
-    rtvi,
-    rtvi_of,
-    start_messages,
-)
+from vae.bridge_service.connectors.pipecat.messages import rtvi_of
 from vae.bridge_service.connectors.pipecat.options import PipecatOptions, parse_options
 from vae.recordings.models import Side
 
@@ -85,21 +81,14 @@ class PipecatEndpoint:
         self.bot = BotInfo("pipecat-bot", "", {"connector": "pipecat", "url": url})
         self._ws = ws
         self._early: list[bytes | str] = []
-        #: What the bot sends, decoded (and our requests awaiting its answers).
+        #: What the bot sends, decoded; ``_in.talk`` is the RTVI conversation.
         self._in = Inbound(role, options)
-        self._ending = False
         self._wake = asyncio.Event()
 
     # ------------------------------------------------------------ handshake
     async def handshake(self) -> None:
         """``client-ready`` -> ``bot-ready``; frames that arrive first are kept."""
-        await self._send_json(
-            rtvi(
-                "client-ready",
-                self._in.requests.new("ready"),
-                {"version": "1.1.0", "about": {"library": "vae", "library_version": "1"}},
-            )
-        )
+        await self._send_json(self._in.talk.client_ready())
         deadline = time.monotonic() + self.options.ready_timeout_s
         while True:
             left = deadline - time.monotonic()
@@ -113,7 +102,7 @@ class PipecatEndpoint:
                 raise ConnectorError(f"pipecat bot at {self.url} closed during handshake") from exc
             msg = rtvi_of(data)
             if msg is not None and msg.get("type") == "bot-ready":
-                self.bot = bot_info(msg, self.url)
+                self.bot = RtviConversation.bot_info(msg, self.url, "pipecat")
                 return
             self._early.append(data)
 
@@ -126,8 +115,8 @@ class PipecatEndpoint:
         recv: asyncio.Future[Any] | None = None
         try:
             while True:
-                if self._in.final_ready(self._ending):
-                    yield self._in.final_part()
+                for item in self._in.talk.due_final():
+                    yield item
                 if recv is None:
                     recv = asyncio.ensure_future(self._ws.recv())
                 # Wait for the bot or for send(SessionEndingOut): the final state may be
@@ -155,39 +144,21 @@ class PipecatEndpoint:
                 recv.cancel()
                 with contextlib.suppress(BaseException):
                     await recv
-        for item in self._in.rtvi.flush():
+        for item in self._in.talk.closing():
             yield item
-        if self._ending and not self._in.final_sent:
-            yield self._in.final_part()
 
     # ------------------------------------------------------------ bridge -> bot
     async def send(self, message: BridgeOutput) -> bool:
-        if isinstance(message, PeerText):
-            await self._send_json(self._in.text.send_text(message.text, self._in.requests))
-            return True
         if isinstance(message, PeerAudio):
             buffered = self._ws.transport.get_write_buffer_size()
             if buffered > self.options.max_buffer_bytes:
                 return False  # the bot is not reading: drop audio, never control
             await self._ws.send(encode(AudioFrame(message.pcm, self.receive_rate, 1)))
             return True
-        if isinstance(message, SessionStartInfo):
-            self._in.text.on = message.modality == "text"
-            for msg in start_messages(message, self.options, self._in.requests):
-                await self._send_json(msg)
-        elif isinstance(message, StateSyncOut):
-            body = {"t": "apply_sync_delta", "d": message.delta}
-            await self._send_json(rtvi("client-message", self._in.requests.new("sync"), body))
-        elif isinstance(message, SessionEndingOut):
-            self._ending = True
-            for purpose, t, d in (
-                ("summary", "get_scenario_summary", {"include_db": True}),
-                ("context", "get_context_history", {}),
-            ):
-                if getattr(self.options, f"fetch_{purpose}"):
-                    msg_id = self._in.requests.new(purpose, final=True)
-                    await self._send_json(rtvi("client-message", msg_id, {"t": t, "d": d}))
-            self._wake.set()
+        for msg in self._in.talk.outgoing(message):
+            await self._send_json(msg)
+        if isinstance(message, SessionEndingOut):
+            self._wake.set()  # the final state may be due with nothing left to receive
         return True
 
     async def _send_json(self, message: dict[str, Any]) -> None:
@@ -201,11 +172,7 @@ class PipecatEndpoint:
 def check_config(config: ConnectorConfig) -> PipecatOptions:
     """The options of ``config``; :class:`ConnectorOptionsError` for wrong ones or a bad URL."""
     options = parse_options(config.options)
-    for url in config.urls:
-        if not url.startswith(("ws://", "wss://")):
-            raise ConnectorOptionsError(
-                f"pipecat connector needs a ws:// or wss:// url, got {url!r}"
-            )
+    check_urls(config, "pipecat", ("ws://", "wss://"))
     return options
 
 
@@ -223,9 +190,4 @@ async def dial(config: ConnectorConfig, role: Side) -> PipecatEndpoint:
             await asyncio.sleep(delay)  # backoff between dial attempts
             delay = min(delay * 2, 5.0)
     endpoint = PipecatEndpoint(ws, config.url, role, options)
-    try:
-        await endpoint.handshake()
-    except BaseException:
-        await endpoint.close()
-        raise
-    return endpoint
+    return await opened(endpoint, endpoint.handshake())

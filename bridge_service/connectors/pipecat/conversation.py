@@ -1,13 +1,16 @@
 """One session's RTVI conversation with a pipecat bot, whatever carries the messages.
 
-The websocket connector carries RTVI inside pipecat's protobuf frames; the
-WebRTC connector (``connectors.webrtc``) carries the same JSON messages on a
-data channel. What they mean is the same either way, so it lives here once:
-the handshake message, what the bot is told at SessionStart, state syncs and
-text turns, the id-matched requests for the final state, and the bot's
-messages turned into vae events (:mod:`.rtvi`) or text turns (:mod:`.text`).
-The transport hands each received message (a parsed JSON object) to
-:meth:`RtviConversation.receive` and sends what the other methods return.
+The websocket connector (:mod:`.connector`) carries RTVI inside pipecat's
+protobuf frames; the WebRTC connector (``connectors.webrtc``) carries the same
+JSON messages on a data channel. What they mean is the same either way, so it
+lives here once and both connectors use it: the handshake message, what the
+bot is told at SessionStart, state syncs and text turns, the id-matched
+requests for the final state, and the bot's messages turned into vae events
+(:mod:`.rtvi`) or text turns (:mod:`.text`). The transport hands each received
+message (a parsed JSON object) to :meth:`RtviConversation.receive`, sends what
+:meth:`RtviConversation.outgoing` returns for each of the session's messages,
+and yields :meth:`RtviConversation.due_final` as it loops and
+:meth:`RtviConversation.closing` when the bot has left. No I/O here.
 """
 
 from __future__ import annotations
@@ -20,7 +23,10 @@ from vae.bridge_service.connectors.base import (
     BotEvent,
     BotInfo,
     BotInput,
+    BridgeOutput,
     FinalStatePart,
+    PeerText,
+    SessionEndingOut,
     SessionStartInfo,
     StateSyncOut,
 )
@@ -43,6 +49,8 @@ _FINAL: tuple[tuple[str, str, dict[str, Any]], ...] = (
 
 
 class RtviConversation:
+    """What one session says to a pipecat bot over RTVI, and what the bot's messages mean."""
+
     def __init__(
         self,
         role: Side,
@@ -51,7 +59,9 @@ class RtviConversation:
         drain: Callable[[], list[BotInput]],
     ) -> None:
         self.options = options
+        #: Our requests awaiting an answer (numbered as they are made).
         self.requests = Requests()
+        #: A text session: turns go as send-text, the bot's LLM text comes back as turns.
         self.text = PipecatText()
         self.rtvi = RtviTranslator(role, options.rtvi, time.time_ns, out_offset)
         #: Releases audio the transport holds back at the end of a bot turn.
@@ -60,6 +70,7 @@ class RtviConversation:
         self.final_sent = False
         self.ending = False
 
+    # ------------------------------------------------------------ bridge -> bot
     def client_ready(self) -> dict[str, Any]:
         about = {"library": "vae", "library_version": "1"}
         return rtvi(
@@ -68,21 +79,25 @@ class RtviConversation:
 
     @staticmethod
     def bot_info(ready: dict[str, Any], url: str, connector: str) -> BotInfo:
+        """Who the bot says it is in ``bot-ready``, labelled with the connector that reached it."""
         info = bot_info(ready, url)
         return BotInfo(info.name, info.version, {**info.labels, "connector": connector})
 
-    def start(self, start: SessionStartInfo) -> list[dict[str, Any]]:
-        self.text.on = start.modality == "text"
-        return start_messages(start, self.options, self.requests)
+    def outgoing(self, message: BridgeOutput) -> list[dict[str, Any]]:
+        """The RTVI messages that carry one of the session's messages (none for audio)."""
+        if isinstance(message, PeerText):
+            return [self.text.send_text(message.text, self.requests)]
+        if isinstance(message, SessionStartInfo):
+            self.text.on = message.modality == "text"
+            return start_messages(message, self.options, self.requests)
+        if isinstance(message, StateSyncOut):
+            body = {"t": "apply_sync_delta", "d": message.delta}
+            return [rtvi("client-message", self.requests.new("sync"), body)]
+        if isinstance(message, SessionEndingOut):
+            return self._ending_messages()
+        return []
 
-    def sync(self, message: StateSyncOut) -> dict[str, Any]:
-        body = {"t": "apply_sync_delta", "d": message.delta}
-        return rtvi("client-message", self.requests.new("sync"), body)
-
-    def peer_text(self, text: str) -> dict[str, Any]:
-        return self.text.send_text(text, self.requests)
-
-    def ending_messages(self) -> list[dict[str, Any]]:
+    def _ending_messages(self) -> list[dict[str, Any]]:
         """The requests for the final state (SessionEnding)."""
         self.ending = True
         out = []
@@ -92,6 +107,7 @@ class RtviConversation:
                 out.append(rtvi("client-message", msg_id, {"t": t, "d": d}))
         return out
 
+    # ------------------------------------------------------------ bot -> bridge
     def receive(self, msg: dict[str, Any]) -> list[BotInput]:
         """What one RTVI message from the bot means (BotProtocolError for a refused text)."""
         kind = msg.get("type")
@@ -119,10 +135,23 @@ class RtviConversation:
             events.extend(self.rtvi.calls.summary_actions(result))
         return events
 
-    def final_ready(self) -> bool:
-        return self.ending and not self.final_sent and not self.requests.pending_final()
+    # ------------------------------------------------------------ the final state
+    def due_final(self) -> list[BotInput]:
+        """The final state once the session is ending and every request it waits for was
+        answered (at most once); else nothing."""
+        if self.ending and not self.final_sent and not self.requests.pending_final():
+            return [self._final_part()]
+        return []
 
-    def final_part(self) -> FinalStatePart:
+    def closing(self) -> list[BotInput]:
+        """What is left when the bot has gone: open tool calls, and the final state if due."""
+        out: list[BotInput] = list(self.rtvi.flush())
+        if self.ending and not self.final_sent:
+            out.append(self._final_part())
+        return out
+
+    def _final_part(self) -> FinalStatePart:
+        """The final state from the answers (a part left empty when there was none)."""
         self.final_sent = True
         summary = self._final.get("summary")
         state = summary.get("db", summary) if isinstance(summary, dict) else None

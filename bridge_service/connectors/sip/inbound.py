@@ -37,7 +37,8 @@ from vae.bridge_service.connectors.sip.endpoint import ControlCodec, SipEndpoint
 from vae.bridge_service.connectors.sip.options import SipOptions, parse_options
 from vae.recordings.models import Side
 from vae.sip import SipUnavailable, require
-from vae.sip.agent import IncomingCall, UserAgent
+from vae.sip.agent import UserAgent
+from vae.sip.incoming import IncomingCall
 from vae.sip.info import BOT_PACKAGE
 from vae.sip.transport import Peer
 

@@ -55,12 +55,12 @@ from vae.bridge_service.connectors.base import (
     BridgeOutput,
     ConnectorConfig,
     ConnectorError,
-    ConnectorOptionsError,
     DtmfOut,
     PeerAudio,
     SessionEndingOut,
     SessionStartInfo,
 )
+from vae.bridge_service.connectors.options import check_urls
 from vae.bridge_service.connectors.tool_backend import twilio_parameters
 from vae.bridge_service.connectors.twilio import mulaw
 from vae.bridge_service.connectors.twilio.agent_line import AgentLine, mark_answered
@@ -253,11 +253,7 @@ class TwilioEndpoint:
 def check_config(config: ConnectorConfig) -> tuple[TwilioOptions, dict[str, str]]:
     """The options and custom parameters of ``config``; raises for wrong ones or a bad URL."""
     parsed = parse_options(config.options)
-    for url in config.urls:
-        if not url.removeprefix("twilio+").startswith(("ws://", "wss://")):
-            raise ConnectorOptionsError(
-                f"twilio connector needs a twilio+ws:// or twilio+wss:// url, got {url!r}"
-            )
+    check_urls(config, "twilio", ("ws://", "wss://"), prefix="twilio+")
     return parsed
 
 

@@ -43,13 +43,11 @@ from vae.bridge_service.connectors.base import (
     Capabilities,
     ConnectorConfig,
     ConnectorError,
-    ConnectorOptionsError,
     PeerAudio,
-    PeerText,
     SessionEndingOut,
-    SessionStartInfo,
-    StateSyncOut,
+    opened,
 )
+from vae.bridge_service.connectors.options import check_urls
 from vae.bridge_service.connectors.pipecat.audio import BotAudioIn
 from vae.bridge_service.connectors.pipecat.conversation import RtviConversation
 from vae.bridge_service.connectors.webrtc.media import PeerTrack, pcm_of
@@ -182,8 +180,8 @@ class WebrtcEndpoint:
         yield BotEvent(EventKind.LOG, time.time_ns(), {"level": "info",
                        "message": "webrtc connected", "candidates": self.candidates})  # fmt: skip
         while True:
-            if self.talk.final_ready():
-                yield self.talk.final_part()
+            for out in self.talk.due_final():
+                yield out
             getting = asyncio.ensure_future(self._inbox.get())
             wake = asyncio.ensure_future(self._wake.wait())
             try:
@@ -205,10 +203,8 @@ class WebrtcEndpoint:
                     yield out
             else:
                 yield item
-        for out in self.talk.rtvi.flush():
+        for out in self.talk.closing():
             yield out
-        if self.talk.ending and not self.talk.final_sent:
-            yield self.talk.final_part()
 
     def _message(self, msg: dict[str, Any]) -> list[BotInput]:
         if msg.get("type") == "signalling":
@@ -224,17 +220,10 @@ class WebrtcEndpoint:
     async def send(self, message: BridgeOutput) -> bool:
         if isinstance(message, PeerAudio):
             return self.track.push(message.pcm)
-        if isinstance(message, PeerText):
-            self._send(self.talk.peer_text(message.text))
-        elif isinstance(message, SessionStartInfo):
-            for msg in self.talk.start(message):
-                self._send(msg)
-        elif isinstance(message, StateSyncOut):
-            self._send(self.talk.sync(message))
-        elif isinstance(message, SessionEndingOut):
-            for msg in self.talk.ending_messages():
-                self._send(msg)
-            self._wake.set()
+        for msg in self.talk.outgoing(message):
+            self._send(msg)
+        if isinstance(message, SessionEndingOut):
+            self._wake.set()  # the final state may be due with nothing left to receive
         return True
 
     def _send(self, message: dict[str, Any]) -> None:
@@ -265,11 +254,7 @@ def _candidates(pc: RTCPeerConnection) -> dict[str, list[str]]:
 def check_config(config: ConnectorConfig) -> WebrtcOptions:
     """The options of ``config``; :class:`ConnectorOptionsError` for wrong ones or a bad URL."""
     options = parse_webrtc_options(config.options)
-    for url in config.urls:
-        if not offer_url(url).startswith(("http://", "https://")):
-            raise ConnectorOptionsError(
-                f"webrtc connector needs a webrtc+http:// or webrtc+https:// url, got {url!r}"
-            )
+    check_urls(config, "webrtc", ("http://", "https://"), prefix="webrtc+")
     return options
 
 
@@ -277,9 +262,4 @@ async def dial(config: ConnectorConfig, role: Side) -> WebrtcEndpoint:
     """Connect to the SmallWebRTC bot at ``config.url``: offer, ICE, RTVI ready."""
     options = check_config(config)
     endpoint = WebrtcEndpoint(config.url, role, options)
-    try:
-        await endpoint.connect()
-    except BaseException:
-        await endpoint.close()
-        raise
-    return endpoint
+    return await opened(endpoint, endpoint.connect())

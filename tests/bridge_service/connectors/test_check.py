@@ -15,7 +15,7 @@ import pytest
 
 from tests.bridge_service.conftest import scenario, start_run
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
-from vae.bridge_service.connectors import base
+from vae.bridge_service.connectors import registry
 from vae.bridge_service.connectors.base import (
     ConnectorConfig,
     ConnectorOptionsError,
@@ -62,8 +62,8 @@ def test_every_url_of_a_pool_is_checked() -> None:
 
 
 def test_a_registered_kind_brings_its_own_check(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(base, "_registry", dict(base._registry))  # leave no kind behind
-    monkeypatch.setattr(base, "_checks", dict(base._checks))
+    monkeypatch.setattr(registry, "_registry", dict(registry._registry))  # leave no kind behind
+    monkeypatch.setattr(registry, "_checks", dict(registry._checks))
     seen: list[ConnectorConfig] = []
 
     def check(config: ConnectorConfig) -> None:

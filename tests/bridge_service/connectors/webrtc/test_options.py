@@ -10,6 +10,7 @@ import pytest
 
 from vae.bridge_service.connectors.base import (
     ConnectorConfig,
+    ConnectorError,
     ConnectorOptionsError,
     capabilities,
     check_connector,
@@ -61,13 +62,13 @@ def test_a_missing_extra_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without aiortc the webrtc kind says which extra to install (never a bare ImportError)."""
     import sys
 
-    from vae.bridge_service.connectors import base
+    from vae.bridge_service.connectors import registry
 
     monkeypatch.setitem(
-        base._registry, "webrtc", "vae.bridge_service.connectors.webrtc.connector:dial"
+        registry._registry, "webrtc", "vae.bridge_service.connectors.webrtc.connector:dial"
     )
     for name in [m for m in sys.modules if m.startswith("vae.bridge_service.connectors.webrtc.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "aiortc", None)  # an import of it fails
-    with pytest.raises(base.ConnectorError, match=r"pip install 'vae\[webrtc\]'"):
-        base.resolve_connector("webrtc")
+    with pytest.raises(ConnectorError, match=r"pip install 'vae\[webrtc\]'"):
+        registry.resolve_connector("webrtc")
