@@ -1,0 +1,125 @@
+"""Reading the rows of OpenTelemetry in and out, the judge's calls, and recorded turns.
+
+Free functions over a :class:`~vae.recordings.read.reader.RecordingReader`
+(its ``conn``), so the reader class itself does not change with them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from vae.recordings.models import Channel, EventKind, SessionRecord
+from vae.recordings.traces.model import AgentSpan
+from vae.recordings.traces.outgoing import LlmCall, Turn
+from vae.recordings.vad import VadSettings, spurts
+
+if TYPE_CHECKING:
+    from vae.recordings.read.reader import RecordingReader
+
+_SPAN_COLS = (
+    "run_id, session_id, trace_id, span_id, parent_span_id, name, kind, service, start_ns,"
+    " end_ns, status, attributes_json, resource_json, matched_by, received_ns"
+)
+
+
+def _span(r: tuple[Any, ...]) -> AgentSpan:
+    return AgentSpan(
+        r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], int(r[8]), int(r[9]), r[10],
+        json.loads(r[11]), json.loads(r[12]), r[13], int(r[14]),
+    )  # fmt: skip
+
+
+def agent_spans(reader: RecordingReader, run_id: str, session_id: str | None = None) -> list[AgentSpan]:
+    """The agent's spans of a run (or of one session), by start time."""
+    if session_id is None:
+        rows = reader.conn.execute(
+            f"SELECT {_SPAN_COLS} FROM agent_spans WHERE run_id = ? ORDER BY start_ns, id",
+            (run_id,),
+        ).fetchall()
+    else:
+        rows = reader.conn.execute(
+            f"SELECT {_SPAN_COLS} FROM agent_spans WHERE run_id = ? AND session_id = ?"
+            " ORDER BY start_ns, id",
+            (run_id, session_id),
+        ).fetchall()
+    return [_span(tuple(r)) for r in rows]
+
+
+def span_matches(reader: RecordingReader, run_id: str) -> dict[str, Counter[str]]:
+    """Per session id ("" for spans tied to none): how many spans each rule tied."""
+    out: dict[str, Counter[str]] = {}
+    for session_id, matched_by, n in reader.conn.execute(
+        "SELECT COALESCE(session_id, ''), matched_by, COUNT(*) FROM agent_spans"
+        " WHERE run_id = ? GROUP BY COALESCE(session_id, ''), matched_by",
+        (run_id,),
+    ).fetchall():
+        out.setdefault(str(session_id), Counter())[str(matched_by)] += int(n)
+    return out
+
+
+def otel_exports(reader: RecordingReader, run_id: str) -> list[dict[str, Any]]:
+    """Each export of vae's trace of the run (and of its scorings), oldest first."""
+    rows = reader.conn.execute(
+        "SELECT scoring_id, endpoint, spans, dropped, error, elapsed_s, created_ns"
+        " FROM otel_exports WHERE run_id = ? ORDER BY created_ns, id",
+        (run_id,),
+    ).fetchall()
+    return [
+        {"scoring_id": r[0], "endpoint": r[1], "spans": int(r[2]), "dropped": int(r[3]),
+         "error": r[4], "elapsed_s": float(r[5]), "created_ns": int(r[6])}
+        for r in rows
+    ]  # fmt: skip
+
+
+def llm_calls(reader: RecordingReader, scoring_id: str) -> list[LlmCall]:
+    rows = reader.conn.execute(
+        "SELECT scoring_id, session_id, role, model, started_ns, ended_ns, input_tokens,"
+        " output_tokens, provider, cached, error FROM llm_calls WHERE scoring_id = ?"
+        " ORDER BY started_ns, id",
+        (scoring_id,),
+    ).fetchall()
+    return [
+        LlmCall(r[0], r[1], r[2], r[3], int(r[4]), int(r[5]),
+                None if r[6] is None else int(r[6]), None if r[7] is None else int(r[7]),
+                r[8], bool(r[9]), r[10])
+        for r in rows
+    ]  # fmt: skip
+
+
+def recorded_turns(reader: RecordingReader, session: SessionRecord) -> list[Turn]:
+    """The session's turns in order: talk spurts of each recorded channel (text turns in a
+    text session); an agent's turn right after the caller's carries the silence between."""
+    found: list[tuple[str, int, int]] = []
+    if reader.session_mode(session.session_id).text or not _has_audio(reader, session):
+        for e in reader.events(session.session_id, [EventKind.TRANSCRIPT]):
+            if e.payload.get("kind", "spoken") == "spoken" and e.payload.get("is_final", True):
+                found.append((str(e.side), e.bridge_ns, e.bridge_ns))
+    else:
+        for side, channel in (("user", Channel.USER), ("agent", Channel.AGENT)):
+            audio = reader.read_channel(session.session_id, channel)
+            if not audio.sample_rate or not audio.t0_ns:
+                continue
+            for sp in spurts(audio.samples, audio.sample_rate, VadSettings(merge_gap_s=0.4)):
+                start = audio.t0_ns + int(sp.start * 1e9 / audio.sample_rate)
+                end = audio.t0_ns + int(sp.end * 1e9 / audio.sample_rate)
+                found.append((side, start, end))
+    found.sort(key=lambda t: (t[1], t[0]))
+    out: list[Turn] = []
+    last_user_end: int | None = None
+    for side, start, end in found:
+        latency = None
+        if side == "agent" and out and out[-1].side == "user" and last_user_end is not None:
+            latency = max(0.0, (start - last_user_end) / 1e9)
+        out.append(Turn(side, start, end, latency))
+        if side == "user":
+            last_user_end = end
+    return out
+
+
+def _has_audio(reader: RecordingReader, session: SessionRecord) -> bool:
+    row = reader.conn.execute(
+        "SELECT COUNT(*) FROM audio_segments WHERE session_id = ?", (session.session_id,)
+    ).fetchone()
+    return bool(row and row[0])
