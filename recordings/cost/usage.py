@@ -65,8 +65,9 @@ def _span_item(span: AgentSpan) -> UsageItem | None:
     common = {"who": "agent", "model": model, "provider": provider, "source": "span",
               "at_ns": span.start_ns}  # fmt: skip
     if "gen_ai.usage.input_tokens" in a or "gen_ai.usage.output_tokens" in a:
-        return UsageItem(LLM, input_tokens=_int(a.get("gen_ai.usage.input_tokens")),
-                         output_tokens=_int(a.get("gen_ai.usage.output_tokens")), **common)  # fmt: skip
+        tokens_in = _int(a.get("gen_ai.usage.input_tokens"))
+        tokens_out = _int(a.get("gen_ai.usage.output_tokens"))
+        return UsageItem(LLM, input_tokens=tokens_in, output_tokens=tokens_out, **common)
     if isinstance(a.get("metrics.character_count"), int | float):
         return UsageItem(TTS, characters=_int(a["metrics.character_count"]), **common)
     seconds = a.get("metrics.audio_seconds")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from vae.recordings.models import Channel, EventKind, SessionRecord
 from vae.recordings.traces.model import AgentSpan
-from vae.recordings.traces.outgoing import LlmCall, Turn
+from vae.recordings.traces.outgoing import LlmCall, TraceSpan, Turn, run_trace, scoring_trace
 from vae.recordings.vad import VadSettings, spurts
 
 if TYPE_CHECKING:
@@ -31,7 +31,9 @@ def _span(r: tuple[Any, ...]) -> AgentSpan:
     )  # fmt: skip
 
 
-def agent_spans(reader: RecordingReader, run_id: str, session_id: str | None = None) -> list[AgentSpan]:
+def agent_spans(
+    reader: RecordingReader, run_id: str, session_id: str | None = None
+) -> list[AgentSpan]:
     """The agent's spans of a run (or of one session), by start time."""
     if session_id is None:
         rows = reader.conn.execute(
@@ -123,3 +125,24 @@ def _has_audio(reader: RecordingReader, session: SessionRecord) -> bool:
         "SELECT COUNT(*) FROM audio_segments WHERE session_id = ?", (session.session_id,)
     ).fetchone()
     return bool(row and row[0])
+
+
+def run_spans(
+    reader: RecordingReader, run_id: str, verdicts: dict[str, str] | None = None
+) -> list[TraceSpan]:
+    """vae's trace of a run, built from what the store holds (:mod:`..traces.outgoing`)."""
+    run = reader.get_run(run_id)
+    if run is None:
+        return []
+    sessions = reader.sessions(run_id)
+    turns = {s.session_id: recorded_turns(reader, s) for s in sessions if s.ended_ns}
+    return run_trace(run, sessions, turns, verdicts)
+
+
+def scoring_spans(reader: RecordingReader, scoring_id: str) -> list[TraceSpan]:
+    """A scoring's spans: its evaluations, their ``gen_ai.evaluation.result`` events and
+    the judge's calls."""
+    scoring = reader.scoring(scoring_id)
+    if scoring is None:
+        return []
+    return scoring_trace(scoring, reader.scores(scoring_id), llm_calls(reader, scoring_id))

@@ -21,6 +21,7 @@ from vae.scorer_service.heard.compare import mismatch_text
 from vae.scorer_service.report.caller_html import caller_line
 from vae.scorer_service.report.scorecard import badge
 from vae.scorer_service.report.timeline import session_timeline, timeline_legend
+from vae.scorer_service.report.waterfall_html import waterfall_block
 
 
 def _json(value: Any) -> str:
@@ -243,5 +244,6 @@ def session_block(i: int, s: dict[str, Any]) -> str:
         + "<p class=\"small\">end of the user's speech → the agent's first audio, measured by "
         "the bridge; the agent bot's own component timings beside it where it reported them</p>"
         + _turns(s)
+        + waterfall_block(s)
         + "</details>"
     )

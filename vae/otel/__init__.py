@@ -9,7 +9,8 @@ functions that need them (:func:`require` names the extra when they are missing)
 - :mod:`.spans`: the plain span records on both sides (no library types);
 - :mod:`.decode`: an OTLP ``ExportTraceServiceRequest``, protobuf or JSON,
   decoded with the official ``opentelemetry-proto`` classes, every value bounded;
-- :mod:`.receiver`: ``POST /v1/traces`` on an asyncio HTTP/1.1 server;
+- :mod:`.receiver`: ``POST /v1/traces`` on an asyncio HTTP/1.1 server (:mod:`.address`:
+  its ``HOST:PORT``, and a run's options checked);
 - :mod:`.endpoint`: where vae exports (``--otel-endpoint``, the standard
   ``OTEL_EXPORTER_OTLP_*`` variables);
 - :mod:`.export`: vae's spans through the SDK's OTLP/HTTP exporter, bounded in
@@ -28,8 +29,8 @@ class OtelMissingError(RuntimeError):
 def require() -> None:
     """Raise :class:`OtelMissingError` naming the extra when the libraries are missing."""
     try:
-        import opentelemetry.exporter.otlp.proto.http.trace_exporter  # noqa: F401
-        import opentelemetry.proto.collector.trace.v1.trace_service_pb2  # noqa: F401
+        import opentelemetry.exporter.otlp.proto.http.trace_exporter
+        import opentelemetry.proto.collector.trace.v1.trace_service_pb2
         import opentelemetry.sdk.trace  # noqa: F401
     except ImportError as exc:
         raise OtelMissingError(

@@ -11,6 +11,7 @@ reason the SDK gave, and records the counts (``vae runs show --json``).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -167,15 +168,8 @@ def export(
     worker.join(deadline_s)
     if worker.is_alive():
         failure[0] = failure[0] or f"no answer within {deadline_s:g} s"
-        try:
-            exporter.shutdown()  # ends its retries; the thread ends with its request
-        except Exception:
-            pass
-    else:
-        try:
-            exporter.shutdown()
-        except Exception:
-            pass
+    with contextlib.suppress(Exception):
+        exporter.shutdown()  # ends any retries; a thread still waiting ends with its request
     elapsed = time.monotonic() - started
     dropped = len(readable) - sent[0]
     return ExportResult(endpoint, len(readable), dropped, failure[0] if dropped else "", elapsed)

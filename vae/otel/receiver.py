@@ -170,7 +170,9 @@ class OtlpReceiver:
             raise _Refused(411, "send a Content-Length", close=True)
         if int(length) > MAX_BODY:
             raise _Refused(413, f"the body is larger than {MAX_BODY} bytes", close=True)
-        body = await asyncio.wait_for(reader.readexactly(int(length)), IDLE_S) if body_follows else b""
+        body = b""
+        if body_follows:
+            body = await asyncio.wait_for(reader.readexactly(int(length)), IDLE_S)
         kind = headers.get("content-type", "").split(";")[0].strip().lower()
         if kind not in _TYPES:
             raise _Refused(415, f"content type {kind[:80]!r}: send application/x-protobuf or "

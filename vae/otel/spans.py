@@ -1,8 +1,9 @@
 """Spans as plain records: what the receiver decodes and what the exporter sends.
 
 No OpenTelemetry type crosses this boundary, so the services work on these
-records only: :class:`InSpan` in, anything shaped as :class:`SpanLike` out. Ids are lowercase hex (32 digits for a trace, 16 for a span);
-times are unix nanoseconds.
+records only: :class:`InSpan` in, anything shaped as :class:`SpanLike` out.
+Ids are lowercase hex (32 digits for a trace, 16 for a span); times are unix
+nanoseconds.
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ class SpanLike(Protocol):
     def events(self) -> Sequence[EventLike]: ...
     @property
     def kind(self) -> str:
-        """"internal", "client" (a call out, as a judge's) or "server"."""
+        """ "internal", "client" (a call out, as a judge's) or "server"."""
+
     @property
     def status(self) -> str:
-        """"" (unset), "ok" or "error"."""
+        """ "" (unset), "ok" or "error"."""
