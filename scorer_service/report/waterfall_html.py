@@ -93,7 +93,7 @@ def waterfall_block(s: dict[str, Any]) -> str:
     )
     return (
         "<h3>Agent spans per turn</h3>"
-        f'<p class="small">{w["spans"]} spans from the agent, tied to this session by '
-        f"{escape(w['how'])}; {legend}</p>"
+        f'<p class="small">{w["spans"]} spans from the agent, tied to this session: '
+        f"{escape(w['how'])}. {legend}</p>"
         + (body if turns else '<p class="small">no span fell within a measured turn</p>')
     )

@@ -42,7 +42,7 @@ from vae.recordings.read.reader import RecordingReader
 from vae.recordings.read.trace_reads import agent_spans
 from vae.recordings.traces import ids
 from vae.scorer_service.config import ScoringConfig
-from vae.scorer_service.report.html import render_report
+from vae.scorer_service.report import render_html
 from vae.scorer_service.scoring.rescore import rescore
 
 pytestmark = pytest.mark.timeout(150)
@@ -82,8 +82,9 @@ async def traced_bots(
                 "OTEL_BSP_SCHEDULE_DELAY=200",
                 f"OTEL_RESOURCE_ATTRIBUTES=vae.endpoint={url}",
             ]
+            ignore = ["--ignore-trace-context"] if ignore_context else []
             args = ["env", *env, str(python), str(PIPECAT_BOT), "--port", str(port), "--trace",
-                    "--think-s", "0.3", *(["--ignore-trace-context"] if ignore_context else [])]  # fmt: skip
+                    "--think-s", "0.3", *ignore]  # fmt: skip
             starting.append(subprocess_until_ready(args, "READY", tmp_path / f"bot{i}.log"))
             urls.append(url)
         await asyncio.gather(*(stack.enter_async_context(s) for s in starting))
@@ -127,11 +128,12 @@ def _all_conversations(db_path: Path, run_id: str) -> bool:
 
 async def check_report(db_path: Path, run_id: str, method: str) -> str:
     result = await rescore(db_path, run_id, ScoringConfig())
-    html = await asyncio.to_thread(render_report, db_path, result.scoring.scoring_id)
+    with RecordingReader(db_path) as reader:
+        html = render_html(reader, run_id, result.scoring.scoring_id)
     assert "Agent spans per turn" in html
     assert method in html
-    for name in ("stt", "llm", "tts"):
-        assert f'"{name}"' in html or f">{name}<" in html
+    for name in ("stt", "llm", "tts"):  # a row per span, named with the agent's service
+        assert html.count(f">{name} · pipecat-example-bot</text>") == 3
     return html
 
 
@@ -147,10 +149,15 @@ async def test_pipecat_tracing_tied_by_trace_context_at_concurrency_3(
     by_session: dict[str, list[str]] = {}
     for span in spans:
         assert span.session_id in sessions, span  # none unmatched
-        by_session.setdefault(span.session_id, []).append(span.name)
-        assert span.trace_id == ids.run_trace_id(run_id)
-        assert span.matched_by == "traceparent"
         assert span.service == "pipecat-example-bot"
+        if span.trace_id != ids.run_trace_id(run_id):
+            # What the bot's pipeline opened on connecting, before vae's context arrived:
+            # its own trace, tied by the session's window and the bot's vae.endpoint.
+            assert (span.name, span.matched_by) in {("conversation", "window+endpoint"),
+                                                    ("turn", "window+endpoint")}, span  # fmt: skip
+            continue
+        by_session.setdefault(span.session_id, []).append(span.name)
+        assert span.matched_by == "traceparent"
         if span.name == "conversation":
             # pipecat's conversation span is the child of vae's session span, and names it
             assert span.parent_span_id == ids.session_span_id(span.session_id)
