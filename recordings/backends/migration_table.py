@@ -309,8 +309,8 @@ NAMED_MIGRATIONS: tuple[tuple[str, str], ...] = (
         "0018_traces_and_cost",
         # OpenTelemetry in and out, and cost (issue 35): the agent's spans received over
         # OTLP, each tied to a session (or kept unmatched under its run) with how it was
-        # matched; each export of vae's own trace to a collector (spans sent, dropped);
-        # and the LLM calls a scoring made (the judge's), with their usage, for cost.
+        # matched; and each export of vae's own trace to a collector (spans sent, dropped).
+        # (The judge's usage, for cost, is kept in JUDGE_PASSED's detail.)
         """
         CREATE TABLE agent_spans (
           id INTEGER PRIMARY KEY,
@@ -342,22 +342,7 @@ NAMED_MIGRATIONS: tuple[tuple[str, str], ...] = (
           elapsed_s REAL NOT NULL DEFAULT 0,
           created_ns INTEGER NOT NULL
         );
-        CREATE INDEX otel_exports_by_run ON otel_exports(run_id, created_ns);
-        CREATE TABLE llm_calls (
-          id INTEGER PRIMARY KEY,
-          scoring_id TEXT NOT NULL,
-          session_id TEXT NOT NULL DEFAULT '',
-          role TEXT NOT NULL,
-          provider TEXT NOT NULL DEFAULT '',
-          model TEXT NOT NULL,
-          input_tokens INTEGER,
-          output_tokens INTEGER,
-          started_ns INTEGER NOT NULL,
-          ended_ns INTEGER NOT NULL,
-          cached INTEGER NOT NULL DEFAULT 0,
-          error TEXT NOT NULL DEFAULT ''
-        );
-        CREATE INDEX llm_calls_by_scoring ON llm_calls(scoring_id, session_id)
+        CREATE INDEX otel_exports_by_run ON otel_exports(run_id, created_ns)
         """,
     ),
 )

@@ -18,6 +18,8 @@ from vae.recordings.vad import VadSettings, spurts
 if TYPE_CHECKING:
     from vae.recordings.read.reader import RecordingReader
 
+#: The signal whose detail holds the judge call's usage (scorer_service/judge/usage.py).
+JUDGE_SIGNAL = "JUDGE_PASSED"
 _SPAN_COLS = (
     "run_id, session_id, trace_id, span_id, parent_span_id, name, kind, service, start_ns,"
     " end_ns, status, attributes_json, resource_json, matched_by, received_ns"
@@ -76,18 +78,20 @@ def otel_exports(reader: RecordingReader, run_id: str) -> list[dict[str, Any]]:
 
 
 def llm_calls(reader: RecordingReader, scoring_id: str) -> list[LlmCall]:
-    rows = reader.conn.execute(
-        "SELECT scoring_id, session_id, role, model, started_ns, ended_ns, input_tokens,"
-        " output_tokens, provider, cached, error FROM llm_calls WHERE scoring_id = ?"
-        " ORDER BY started_ns, id",
-        (scoring_id,),
-    ).fetchall()
-    return [
-        LlmCall(r[0], r[1], r[2], r[3], int(r[4]), int(r[5]),
-                None if r[6] is None else int(r[6]), None if r[7] is None else int(r[7]),
-                r[8], bool(r[9]), r[10])
-        for r in rows
-    ]  # fmt: skip
+    """The judge's calls of a scoring, from ``JUDGE_PASSED``'s detail (its ``usage``)."""
+    out = []
+    for score in reader.scores(scoring_id):
+        usage = score.detail.get("usage") if score.signal == JUDGE_SIGNAL else None
+        if not isinstance(usage, dict) or not isinstance(usage.get("started_ns"), int):
+            continue
+        tokens = [usage.get(k) for k in ("input_tokens", "output_tokens")]
+        out.append(
+            LlmCall(scoring_id, score.session_id, "judge", str(usage.get("model") or ""),
+                    int(usage["started_ns"]), int(usage.get("ended_ns") or usage["started_ns"]),
+                    *(int(t) if isinstance(t, int) else None for t in tokens),
+                    cached=bool(usage.get("cached")), error=score.error)
+        )  # fmt: skip
+    return sorted(out, key=lambda c: c.started_ns)
 
 
 def recorded_turns(reader: RecordingReader, session: SessionRecord) -> list[Turn]:

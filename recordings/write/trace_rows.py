@@ -1,4 +1,4 @@
-"""Writing the rows of OpenTelemetry in and out, and of the LLM calls a scoring made.
+"""Writing the rows of OpenTelemetry in and out: the agent's spans, vae's exports.
 
 Through the store's one writer (its ``execute``/``executemany``), so these
 rows are committed in order with the rest. A run recorded redacted
@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from vae.recordings.traces.model import AgentSpan
-from vae.recordings.traces.outgoing import LlmCall
 
 if TYPE_CHECKING:
     from vae.recordings.write.writer import RecordingWriter
@@ -68,19 +67,4 @@ async def add_otel_export(
         (run_id, scoring_id, str(result.get("endpoint", "")), int(result.get("spans", 0)),
          int(result.get("dropped", 0)), str(result.get("error", ""))[:500],
          float(result.get("elapsed_s", 0.0)), time.time_ns()),
-    )  # fmt: skip
-
-
-async def add_llm_calls(writer: RecordingWriter, calls: Sequence[LlmCall]) -> None:
-    if not calls:
-        return
-    await writer.executemany(
-        "INSERT INTO llm_calls (scoring_id, session_id, role, provider, model, input_tokens,"
-        " output_tokens, started_ns, ended_ns, cached, error)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (c.scoring_id, c.session_id, c.role, c.provider, c.model, c.input_tokens,
-             c.output_tokens, c.started_ns, c.ended_ns, int(c.cached), c.error[:500])
-            for c in calls
-        ],
     )  # fmt: skip
