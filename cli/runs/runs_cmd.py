@@ -17,6 +17,7 @@ from vae.cli.common import db_option, json_option, print_json, store_errors
 from vae.cli.runs.run_summary import COLUMNS
 from vae.cli.runs.sip_opts import sip_code
 from vae.cli.tables import dict_table
+from vae.cli.telemetry import prices_option
 
 if TYPE_CHECKING:
     from vae.recordings.backends.locator import Locator
@@ -69,9 +70,10 @@ def runs_list(prefix: str, limit: int, db_path: Locator, as_json: bool) -> None:
 @runs_group.command("show")
 @click.argument("run")
 @db_option
+@prices_option
 @json_option
 @store_errors
-def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
+def runs_show(run: str, db_path: Locator, prices: Any, as_json: bool) -> None:
     """Show RUN (exact id or unique prefix): options and every attempt of every scenario.
 
     Each attempt's session id is listed: that is what `--session` takes in
@@ -80,15 +82,21 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
     with the packets it lost. The `bridge` column names the bridge
     process that served it (`worker 2 pid 4242` under `vae bridge serve
     --workers N`); `--json` gives it as an object per session (host, pid,
-    address, worker, front_door), null when not recorded.
+    address, worker, front_door), null when not recorded. With `--prices FILE`
+    each counted session's cost is shown ("?" where a price is unknown) and
+    the run's total says how many were unknown; `--json` also gives the
+    exports of vae's trace (`otel.spans_dropped`) and how the agent's spans
+    were tied to sessions (docs/traces.md).
 
     \b
     Examples:
       vae runs show 2026-12 --db vae.db
       vae runs show 2026-12 --db vae.db --json
+      vae runs show 2026-12 --db vae.db --prices examples/prices/prices.example.toml
     """
     from vae.cli.runs import run_summary
     from vae.cli.runs.replay_opts import replayed_from
+    from vae.cli.telemetry_view import run_extras, run_lines, session_cost_text
     from vae.recordings.read.bot_errors import bot_errors
     from vae.recordings.read.reader import RecordingReader
     from vae.recordings.read.selection import select_run
@@ -132,6 +140,7 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
         ]
         for row in rows:
             row["detail"] = run_summary.detail_of(row)
+        extras = run_extras(reader, run_id, prices)
     modality = str(record.options.get("modality", "audio"))
     clock = str(record.options.get("clock", "real"))
     if as_json:
@@ -146,6 +155,7 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
                 "clock": clock,
                 "replayed_from": replayed,
                 "sessions": rows,
+                **extras,
             }
         )
         return
@@ -166,10 +176,16 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
         row["bridge"] = _bridge(row["bridge"])
         row["line"] = describe_recorded(row["line"])
     columns = ["session_id", *COLUMNS, "mode", "tick_late_ms", "line", "bridge"]
+    if prices is not None:
+        for row in rows:
+            row["cost"] = session_cost_text(extras, row["session_id"])
+        columns.append("cost")
     click.echo(dict_table(rows, columns))
     for line in caller_lines(rows):
         click.echo(line)
     for line in run_summary.notes(run_id, str(record.status), record.error, rows):
+        click.echo(line)
+    for line in run_lines(extras):
         click.echo(line)
 
 
