@@ -107,9 +107,9 @@ class BridgeSettings:
     speech_min_s: float = 0.06
     #: ``vae bridge serve --otlp-receiver HOST:PORT``: receive agents' traces ("": none).
     otlp_receiver: str = ""
-    #: ``vae bridge serve --otel-endpoint URL``: export every run's trace (None: the
-    #: standard ``OTEL_EXPORTER_OTLP_*`` variables decide; "": off).
-    otel_endpoint: str | None = None
+    #: ``vae bridge serve --otel-endpoint URL`` (or the ``OTEL_EXPORTER_OTLP_*`` variables),
+    #: as the CLI resolved it, a full traces URL: every run's trace goes there ("": off).
+    otel_endpoint: str = ""
 
 
 @dataclass(frozen=True)

@@ -237,6 +237,11 @@ async def serve(
         )
     if server.sip is not None:
         print(f"  taking agents' SIP calls at sip:{server.sip.address} (sip-inbound:)", flush=True)
+    if server.traces is not None and server.traces.addresses:
+        for where in server.traces.addresses:
+            print(f"  receiving agents' OTLP traces at http://{where}/v1/traces", flush=True)
+    if server.traces is not None and server.traces.endpoint:
+        print(f"  exporting each run's trace to {server.traces.endpoint}", flush=True)
     if server.shared is not None:
         print("  sharing runs with every bridge on this database that shares runs", flush=True)
     if ready is not None:

@@ -36,12 +36,11 @@ def _endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> 
         url = resolve(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--otel-endpoint") from None
-    if url is not None:
-        _require("--otel-endpoint" if value else "OTEL_EXPORTER_OTLP_ENDPOINT")
     return url
 
 
-def _require(what: str) -> None:
+def require_otel(what: str) -> None:
+    """A usage error (exit 2) naming the extra when this process must speak OTLP and cannot."""
     from vae.otel import OtelMissingError, require
 
     try:
@@ -59,7 +58,6 @@ def _receiver(ctx: click.Context, param: click.Parameter, value: str | None) -> 
         parse_hostport(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--otlp-receiver") from None
-    _require("--otlp-receiver")
     return value
 
 
@@ -143,6 +141,21 @@ def _spans(
         if scoring_id:
             spans += scoring_spans(reader, scoring_id)
     return spans
+
+
+def export_scoring(db: Locator, run_id: str, scoring_id: str, endpoint: str) -> dict[str, Any]:
+    """A scoring's spans (``vae rescore --otel-endpoint``), with the run's own spans unless
+    they already reached this endpoint (so a collector never holds them twice)."""
+    from vae.recordings.read.reader import RecordingReader
+    from vae.recordings.read.trace_reads import otel_exports
+
+    require_otel("--otel-endpoint")
+    with RecordingReader(db) as reader:
+        sent = any(
+            e["endpoint"] == endpoint and not e["scoring_id"] and e["dropped"] < e["spans"]
+            for e in otel_exports(reader, run_id)
+        )
+    return export_trace(db, run_id, endpoint, scoring_id=scoring_id, with_run=not sent)
 
 
 def session_verdicts(db: Locator, scoring_id: str) -> dict[str, str]:

@@ -54,12 +54,8 @@ class TraceHub:
         self.endpoint = self._bridge_endpoint()
 
     def _bridge_endpoint(self) -> str | None:
-        from vae.otel.endpoint import resolve
-
-        option = self.settings.otel_endpoint
-        if option == "":
-            return None
-        return resolve(option)
+        """The bridge's export URL, as the CLI resolved it (a full traces URL); None: off."""
+        return self.settings.otel_endpoint or None
 
     # ------------------------------------------------------------ lifetime
     async def start(self) -> None:
