@@ -74,3 +74,44 @@ def session_cost_text(extras: dict[str, Any], session_id: str) -> str:
     if cost is None or session_id not in cost["sessions"]:
         return ""
     return usd_text(cost["sessions"][session_id]["usd"])
+
+
+def scoring_extras(
+    reader: RecordingReader, scoring: Any, prices: PriceTable | None
+) -> dict[str, Any] | None:
+    """A scoring's cost (its judge's calls and the LLM caller's reports) and what the agent
+    cost in each session it scored; None without ``--prices``."""
+    if prices is None:
+        return None
+    from vae.recordings.cost.compute import total
+    from vae.recordings.read.cost_reads import scoring_cost, session_cost
+
+    scored = sorted({s.session_id for s in reader.scores(scoring.scoring_id)})
+    sessions = {}
+    for session_id in scored:
+        record = reader.session(session_id)
+        if record is not None:
+            sessions[session_id] = session_cost(reader, record, prices)
+    return {
+        "scoring": scoring_cost(reader, scoring, prices).to_dict(),
+        "agent": {**total(sessions.values()).to_dict(),
+                  "sessions": {sid: c.to_dict(with_items=True) for sid, c in sessions.items()}},
+        "prices": prices.source,
+        "prices_as_of": prices.as_of,
+    }  # fmt: skip
+
+
+def scoring_lines(cost: dict[str, Any]) -> list[str]:
+    from vae.recordings.cost.compute import usd_text
+
+    s, a = cost["scoring"], cost["agent"]
+    lines = [
+        f"cost of scoring: {usd_text(s['usd'])} (judge {usd_text(s['judge']['usd'])}, "
+        f"LLM caller {usd_text(s['caller']['usd'])}; {s['unknown_items']} items without a price)",
+        f"cost of the agent in the {a['parts']} scored sessions: {usd_text(a['usd'])}"
+        f" ({a['unknown_parts']} sessions unknown; known part {usd_text(a['known_usd'])})",
+    ]
+    for session_id, c in a["sessions"].items():
+        lines.append(f"  {session_id}: {usd_text(c['usd'])}")
+    lines.append(f"prices: {cost['prices']} (as of {cost['prices_as_of'] or '?'})")
+    return lines

@@ -19,6 +19,7 @@ from typing import Any
 
 from vae.scorer_service.heard.compare import mismatch_text
 from vae.scorer_service.report.caller_html import caller_line
+from vae.scorer_service.report.extras_html import usd
 from vae.scorer_service.report.scorecard import badge
 from vae.scorer_service.report.timeline import session_timeline, timeline_legend
 from vae.scorer_service.report.waterfall_html import waterfall_block
@@ -209,6 +210,8 @@ def session_block(i: int, s: dict[str, Any]) -> str:
         f" · stop: {escape(s['stop_reason'])}"
         f" · line: {escape(s.get('line', 'clean'))}"
     )
+    if s.get("cost") is not None:
+        meta += f" · cost {usd(s['cost']['usd'])}"
     if s["stop_reason"] and not s.get("finished", True):
         meta += f" (unfinished: {escape(s.get('stop_detail', ''))})"
     reason = f' — <span class="why">{escape(s["reason"])}</span>' if s["reason"] else ""
