@@ -178,7 +178,7 @@ def runs_show(run: str, db_path: Locator, prices: Any, as_json: bool) -> None:
     columns = ["session_id", *COLUMNS, "mode", "tick_late_ms", "line", "bridge"]
     if prices is not None:
         for row in rows:
-            row["cost"] = session_cost_text(extras, row["session_id"])
+            row["cost"] = session_cost_text(extras, str(row["session_id"]))
         columns.append("cost")
     click.echo(dict_table(rows, columns))
     for line in caller_lines(rows):

@@ -19,14 +19,17 @@ from vae.recordings.cost.usage import LLM, TTS, UsageItem
 
 def item_cost(item: UsageItem, table: PriceTable) -> float | None:
     price = table.lookup(item.provider, item.model)
+    if price is None:
+        amounts = [item.input_tokens, item.output_tokens, item.characters, item.seconds]
+        return 0.0 if not any(amounts) else None
     parts: list[tuple[float, float | None]]
     if item.kind == LLM:
-        parts = [(item.input_tokens, price and price.input_per_token),
-                 (item.output_tokens, price and price.output_per_token)]  # fmt: skip
+        parts = [(item.input_tokens, price.input_per_token),
+                 (item.output_tokens, price.output_per_token)]  # fmt: skip
     elif item.kind == TTS:
-        parts = [(item.characters, price and price.per_character)]
+        parts = [(item.characters, price.per_character)]
     else:
-        parts = [(item.seconds, price and price.per_second)]
+        parts = [(item.seconds, price.per_second)]
     total = 0.0
     for amount, rate in parts:
         if amount == 0:

@@ -62,17 +62,16 @@ def _span_item(span: AgentSpan) -> UsageItem | None:
     a = span.attributes
     model = str(a.get("gen_ai.request.model") or a.get("gen_ai.response.model") or "")
     provider = str(a.get("gen_ai.provider.name") or a.get("gen_ai.system") or "")
-    common = {"who": "agent", "model": model, "provider": provider, "source": "span",
-              "at_ns": span.start_ns}  # fmt: skip
+    base = UsageItem(LLM, "agent", model, provider, source="span", at_ns=span.start_ns)
     if "gen_ai.usage.input_tokens" in a or "gen_ai.usage.output_tokens" in a:
         tokens_in = _int(a.get("gen_ai.usage.input_tokens"))
         tokens_out = _int(a.get("gen_ai.usage.output_tokens"))
-        return UsageItem(LLM, input_tokens=tokens_in, output_tokens=tokens_out, **common)
+        return replace(base, input_tokens=tokens_in, output_tokens=tokens_out)
     if isinstance(a.get("metrics.character_count"), int | float):
-        return UsageItem(TTS, characters=_int(a["metrics.character_count"]), **common)
+        return replace(base, kind=TTS, characters=_int(a["metrics.character_count"]))
     seconds = a.get("metrics.audio_seconds")
     if isinstance(seconds, int | float) and not isinstance(seconds, bool):
-        return UsageItem(STT, seconds=float(seconds), **common)
+        return replace(base, kind=STT, seconds=float(seconds))
     return None
 
 

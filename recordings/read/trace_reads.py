@@ -84,11 +84,12 @@ def llm_calls(reader: RecordingReader, scoring_id: str) -> list[LlmCall]:
         usage = score.detail.get("usage") if score.signal == JUDGE_SIGNAL else None
         if not isinstance(usage, dict) or not isinstance(usage.get("started_ns"), int):
             continue
-        tokens = [usage.get(k) for k in ("input_tokens", "output_tokens")]
+        tokens_in, tokens_out = (usage.get(k) for k in ("input_tokens", "output_tokens"))
         out.append(
             LlmCall(scoring_id, score.session_id, "judge", str(usage.get("model") or ""),
                     int(usage["started_ns"]), int(usage.get("ended_ns") or usage["started_ns"]),
-                    *(int(t) if isinstance(t, int) else None for t in tokens),
+                    tokens_in if isinstance(tokens_in, int) else None,
+                    tokens_out if isinstance(tokens_out, int) else None,
                     cached=bool(usage.get("cached")), error=score.error)
         )  # fmt: skip
     return sorted(out, key=lambda c: c.started_ns)

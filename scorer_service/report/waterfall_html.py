@@ -23,8 +23,10 @@ def _f(x: float) -> str:
 
 def _turn_svg(n: int, t: dict[str, Any]) -> str:
     rows = sorted(t["spans"], key=lambda r: (r["kind"] == "container", r["start_s"]))
-    lo = min([t["user_end_s"] - 0.5, *(r["start_s"] for r in rows if r["kind"] != "container")])
-    hi = max([t["agent_start_s"] + 0.5, *(r["end_s"] for r in rows if r["kind"] != "container")])
+    starts = [float(r["start_s"]) for r in rows if r["kind"] != "container"]
+    ends = [float(r["end_s"]) for r in rows if r["kind"] != "container"]
+    lo = min([float(t["user_end_s"]) - 0.5, *starts])
+    hi = max([float(t["agent_start_s"]) + 0.5, *ends])
     span = max(hi - lo, 0.1)
 
     def x(s: float) -> float:

@@ -169,7 +169,7 @@ def export(
     if worker.is_alive():
         failure[0] = failure[0] or f"no answer within {deadline_s:g} s"
     with contextlib.suppress(Exception):
-        exporter.shutdown()  # ends any retries; a thread still waiting ends with its request
+        exporter.shutdown()  # type: ignore[no-untyped-call]  # ends any retries
     elapsed = time.monotonic() - started
     dropped = len(readable) - sent[0]
     return ExportResult(endpoint, len(readable), dropped, failure[0] if dropped else "", elapsed)
