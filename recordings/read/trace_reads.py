@@ -112,6 +112,9 @@ def recorded_turns(reader: RecordingReader, session: SessionRecord) -> list[Turn
                 start = audio.t0_ns + int(sp.start * 1e9 / audio.sample_rate)
                 end = audio.t0_ns + int(sp.end * 1e9 / audio.sample_rate)
                 found.append((side, start, end))
+    if session.ended_ns:  # what a bot said after the end is not a turn of the session
+        end = session.ended_ns
+        found = [(side, a, min(b, end)) for side, a, b in found if a <= end]
     found.sort(key=lambda t: (t[1], t[0]))
     out: list[Turn] = []
     last_user_end: int | None = None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -76,6 +77,19 @@ def _silence() -> None:
         sdk.addHandler(_caught)
         sdk.propagate = False
         sdk.setLevel(logging.WARNING)
+
+
+def reason(sdk_message: str, deadline_s: float) -> str:
+    """Why an export failed, in a few words, from the SDK's own (caught) message."""
+    code = re.search(r"code: (\d{3})", sdk_message)
+    if code:
+        return f"the collector answered HTTP {code.group(1)}"
+    lowered = sdk_message.lower()
+    if "refused" in lowered or "newconnectionerror" in lowered or "name or service" in lowered:
+        return "the collector cannot be reached (connection refused)"
+    if "timeout" in lowered or "timed out" in lowered:
+        return f"the collector did not answer within {deadline_s:g} s"
+    return "the collector did not accept the spans"
 
 
 def _readable(spans: Sequence[SpanLike], service: str) -> list[Any]:
@@ -159,7 +173,7 @@ def export(
                 failure[0] = f"{type(exc).__name__}: {exc}"
                 return
             if result is not SpanExportResult.SUCCESS:
-                failure[0] = _caught.last or "the collector did not accept the spans"
+                failure[0] = reason(_caught.last, deadline_s)
                 return
             sent[0] += len(batch)
 
@@ -167,7 +181,7 @@ def export(
     worker.start()
     worker.join(deadline_s)
     if worker.is_alive():
-        failure[0] = failure[0] or f"no answer within {deadline_s:g} s"
+        failure[0] = failure[0] or f"the collector did not answer within {deadline_s:g} s"
     with contextlib.suppress(Exception):
         exporter.shutdown()  # type: ignore[no-untyped-call]  # ends any retries
     elapsed = time.monotonic() - started
@@ -181,12 +195,10 @@ def warn_once(result: ExportResult, what: str) -> None:
         log.info("exported %s to %s: %d spans", what, result.endpoint, result.spans)
         return
     log.warning(
-        "OpenTelemetry: %d of %d spans of %s were dropped: %s at %s (%s); "
-        "the results are not affected",
+        "OpenTelemetry: %d of %d spans of %s were dropped: %s (%s); the results are not affected",
         result.dropped,
         result.spans,
         what,
-        "the collector failed",
+        result.error or "the collector did not accept the spans",
         result.endpoint,
-        result.error or "unknown error",
     )
