@@ -76,6 +76,18 @@ def _gunzip(body: bytes) -> bytes:
     return out
 
 
+async def _discard(reader: asyncio.StreamReader) -> None:
+    """Read and drop what the sender still sends (bounded in bytes and time), so closing
+    does not reset the connection before it has read the refusal."""
+    left = 2 * MAX_BODY
+    try:
+        async with asyncio.timeout(2.0):
+            while left > 0 and (chunk := await reader.read(min(left, 65536))):
+                left -= len(chunk)
+    except (TimeoutError, ConnectionError):
+        pass
+
+
 class OtlpReceiver:
     """Serves ``POST /v1/traces`` on ``host:port`` (0: a free port) until :meth:`close`."""
 
@@ -151,6 +163,8 @@ class OtlpReceiver:
             self.stats.refused_requests += 1
             message = str(refused).encode()
             await self._answer(writer, refused.status, message, "text/plain", refused.close)
+            if refused.close:  # let a sender still writing its body read the answer
+                await _discard(reader)
             return keep and not refused.close
         await self._answer(writer, status, body, kind, not keep)
         return keep
