@@ -8,7 +8,7 @@ it, or until :data:`~vae.recordings.traces.model.GRACE_S` has passed; then the
 time window decides, else it is kept under its run as ``unmatched``. A span
 of a trace vae did not start (an agent that does not propagate context) is
 tied by time window — with ``vae.endpoint`` when its resource names the
-endpoint — and the rest of that trace follows it.
+endpoint — and a span of that trace whose own window cannot tell follows it.
 
 What is held is bounded (:data:`MAX_PENDING`); past it, spans are refused and
 the sender is told (partial success). Spans of no run at all are dropped and
@@ -112,12 +112,11 @@ class Matcher:
             if parent is not None and parent.trace_id == span.trace_id:
                 return Tie(parent.run_id, parent.session_id, TRACEPARENT)
             return self._known.get(span.trace_id, {}).get(span.parent_span_id)
-        if span.trace_id in self._foreign:
-            return self._foreign[span.trace_id]
         tie = self._by_window(span, now, None)
         if tie is not None and tie.session_id is not None:
-            self._foreign[span.trace_id] = tie
-        return tie
+            self._foreign[span.trace_id] = tie  # the rest of its trace follows it...
+            return tie
+        return self._foreign.get(span.trace_id, tie)  # ...when its own window cannot tell
 
     def _by_window(self, span: InSpan, now: int, run_id: str | None) -> Tie | None:
         endpoint = str(span.resource.get(ENDPOINT_ATTRIBUTE) or "")
