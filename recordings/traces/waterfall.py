@@ -26,6 +26,8 @@ from vae.recordings.traces.model import AgentSpan
 
 #: A turn this slow (wire latency, seconds) or slower is flagged ``slow``.
 SLOW_TURN_S = 1.5
+#: Spans of one turn kept for drawing (all of them count in its parts).
+MAX_ROWS = 40
 #: Container spans (a pipecat conversation or turn): shown, never counted as a part.
 CONTAINERS = frozenset({"conversation", "turn"})
 PARTS = ("stt", "llm", "tts", "tools", "other")
@@ -94,6 +96,9 @@ def turn_waterfall(
                          "end_s": round(end, 3), "ttfb_s": round(_ttfb(span), 3)
                          if kind in ("llm", "tts") else None, "service": span.service})  # fmt: skip
         parts = {k: max(0.0, v) for k, v in parts.items()}
+        rows.sort(key=lambda r: (r["kind"] == "container", r["start_s"]))
+        more = max(0, len(rows) - MAX_ROWS)
+        rows = rows[:MAX_ROWS]
         parts["other"] = max(0.0, latency - sum(v for k, v in parts.items() if k != "other"))
         where = max(PARTS, key=lambda k: parts[k]) if own else "other"
         out.append(
@@ -102,6 +107,7 @@ def turn_waterfall(
                 "agent_start_s": agent_start,
                 "latency_s": latency,
                 "spans": rows,
+                "more_spans": more,
                 "parts": {k: round(v, 3) for k, v in parts.items()},
                 "where": where,
                 "where_label": LABELS[where],

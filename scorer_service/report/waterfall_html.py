@@ -73,6 +73,8 @@ def _turn_svg(n: int, t: dict[str, Any]) -> str:
 def _parts(t: dict[str, Any]) -> str:
     shown = ", ".join(f"{k} {v:.2f} s" for k, v in t["parts"].items() if v > 0.0005)
     flag = "<b>slow</b> — " if t["slow"] else ""
+    if t.get("more_spans"):
+        flag = f"{t['more_spans']} more spans not drawn (counted) · " + flag
     return (f'<div class="small">{flag}most of it: <b>{escape(t["where_label"])}</b>'
             f" ({escape(shown) or 'no part measured'})</div>")  # fmt: skip
 

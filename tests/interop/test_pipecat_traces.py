@@ -9,8 +9,10 @@ spans to the bridge's OTLP receiver; vae ties every span to its session:
 - when it does not (stock pipecat), by the session's time window and the
   ``vae.endpoint`` resource attribute each bot sets in ``OTEL_RESOURCE_ATTRIBUTES``.
 
-The report's per-turn waterfall then shows the agent's STT, LLM and TTS spans
-beside the latency vae measured on the wire, and says how they were matched.
+The first test uses the bridge's receiver (``vae bridge serve --otlp-receiver``),
+the second the run's own (``vae run --otlp-receiver``). The report's per-turn
+waterfall then shows the agent's STT, LLM and TTS spans beside the latency vae
+measured on the wire, and says how they were matched.
 """
 
 from __future__ import annotations
@@ -92,10 +94,13 @@ async def traced_bots(
 
 
 async def run_three(
-    tmp_path: Path, db_path: Path, ignore_context: bool
+    tmp_path: Path, db_path: Path, ignore_context: bool, per_run: bool = False
 ) -> tuple[str, BridgeServer]:
+    """Three sessions at once; the receiver is the bridge's (``vae bridge serve
+    --otlp-receiver``), or with ``per_run`` the run's own (``vae run --otlp-receiver``)."""
     receiver = f"127.0.0.1:{free_port()}"
-    bridge = BridgeServer(db_path, replace(SETTINGS, otlp_receiver=receiver))
+    settings = SETTINGS if per_run else replace(SETTINGS, otlp_receiver=receiver)
+    bridge = BridgeServer(db_path, settings)
     await bridge.start()
     try:
         async with traced_bots(tmp_path, receiver, ignore_context=ignore_context) as urls:
@@ -103,7 +108,9 @@ async def run_three(
             async with grpc.aio.insecure_channel(bridge.address) as channel:
                 stub = bridge_pb2_grpc.BridgeServiceStub(channel)
                 docs = [scenario(f"booking_{i}") for i in range(3)]
-                run_id = await start_run(stub, docs, agent_connector=connector, concurrency=3)
+                more = {"otlp_receiver": receiver} if per_run else {}
+                run_id = await start_run(stub, docs, agent_connector=connector, concurrency=3,
+                                         **more)  # fmt: skip
                 user = BotConfig(bridge.address, "user", lambda: play_script, run_filter=run_id,
                                  concurrency=3, max_sessions=3)  # fmt: skip
                 async with asyncio.timeout(90):
@@ -172,10 +179,10 @@ async def test_pipecat_tracing_tied_by_trace_context_at_concurrency_3(
     print(f"traced run of 3 sessions: {time.monotonic() - started:.1f} s")
 
 
-async def test_pipecat_tracing_without_context_tied_by_window_and_endpoint(
+async def test_pipecat_tracing_without_context_tied_by_window_and_endpoint_per_run(
     tmp_path: Path, db_path: Path
 ) -> None:
-    run_id, _ = await run_three(tmp_path, db_path, ignore_context=True)
+    run_id, _ = await run_three(tmp_path, db_path, ignore_context=True, per_run=True)
     with RecordingReader(db_path) as r:
         sessions = {s.session_id: s for s in r.sessions(run_id)}
         endpoint_of = {sid: s.agent_bot["labels"]["url"] for sid, s in sessions.items()}  # type: ignore[index]
