@@ -14,11 +14,16 @@ from typing import Any
 from vae.scorer_service.report.style import AGENT, NEUTRAL, TOOL, USER
 
 _COLOURS = {"stt": USER, "llm": "#6d4c41", "tts": AGENT, "tool": TOOL, "container": NEUTRAL}
-_ROW, _LABEL_W, _PLOT_W, _TOP = 16, 150, 520, 22
+_ROW, _LABEL_W, _PLOT_W, _TOP = 16, 200, 520, 22
 
 
 def _f(x: float) -> str:
     return f"{x:.1f}"
+
+
+def _short(label: str) -> str:
+    """A row label that fits its column (about 30 characters of the 11 px font)."""
+    return label if len(label) <= 30 else label[:29] + "…"
 
 
 def _turn_svg(n: int, t: dict[str, Any]) -> str:
@@ -50,7 +55,7 @@ def _turn_svg(n: int, t: dict[str, Any]) -> str:
         x0, x1 = x(r["start_s"]), max(x(r["end_s"]), x(r["start_s"]) + 1.5)
         label = f"{r['name']}" + (f" · {r['service']}" if r.get("service") else "")
         parts.append(
-            f'<text x="{_LABEL_W - 6}" y="{y + 10}" text-anchor="end">{escape(label[:28])}</text>'
+            f'<text x="{_LABEL_W - 6}" y="{y + 10}" text-anchor="end">{escape(_short(label))}</text>'
             f'<rect x="{_f(x0)}" y="{y + 1}" width="{_f(x1 - x0)}" height="{_ROW - 4}" '
             f'fill="{colour}" opacity="{0.35 if r["kind"] == "container" else 0.9}">'
             f"<title>{escape(r['name'])}: {r['start_s']:.3f}–{r['end_s']:.3f} s</title></rect>"
