@@ -130,7 +130,8 @@ class JudgeClient:
     async def judge(self, messages: list[dict[str, str]]) -> JudgeOutcome:
         started = time.time_ns()
         outcome = await self._judge(messages)
-        return replace(outcome, usage=usage_of(outcome, self.settings.model, started))
+        used = usage_of(outcome.usage, outcome.cached, self.settings.model, started)
+        return replace(outcome, usage=used)
 
     async def _judge(self, messages: list[dict[str, str]]) -> JudgeOutcome:
         key = self.cache_key(messages)

@@ -9,10 +9,7 @@ reply from the cache cost nothing and says so (``cached``).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from vae.scorer_service.judge.client import JudgeOutcome
+from typing import Any
 
 
 def reply_usage(reply: Any) -> dict[str, Any]:
@@ -30,14 +27,17 @@ def reply_usage(reply: Any) -> dict[str, Any]:
     }
 
 
-def usage_of(outcome: JudgeOutcome, model: str, started_ns: int) -> dict[str, Any]:
-    got = outcome.usage or {}
+def usage_of(
+    got: dict[str, Any] | None, cached: bool, model: str, started_ns: int
+) -> dict[str, Any]:
+    """A call's usage record: ``got`` from :func:`reply_usage` (None: no reply)."""
+    got = got or {}
     return {
         "model": model,
         "response_model": got.get("response_model", ""),
-        "input_tokens": None if outcome.cached else got.get("input_tokens"),
-        "output_tokens": None if outcome.cached else got.get("output_tokens"),
+        "input_tokens": None if cached else got.get("input_tokens"),
+        "output_tokens": None if cached else got.get("output_tokens"),
         "started_ns": started_ns,
         "ended_ns": time.time_ns(),
-        "cached": outcome.cached,
+        "cached": cached,
     }
