@@ -141,8 +141,7 @@ def report_command(
                 if data["baseline"]
                 else None,
                 "audio_dir": str(audio_dir) if audio_dir else None,
-                "cost": data["cost"],
-                "agent_spans": data["traces"],
+                **({"cost": data["cost"]} if prices is not None else {}),
             }
         )
     else:
