@@ -53,9 +53,9 @@ def _turn_svg(n: int, t: dict[str, Any]) -> str:
         y = _TOP + i * _ROW
         colour = _COLOURS.get(r["kind"], NEUTRAL)
         x0, x1 = x(r["start_s"]), max(x(r["end_s"]), x(r["start_s"]) + 1.5)
-        label = f"{r['name']}" + (f" · {r['service']}" if r.get("service") else "")
+        label = escape(_short(f"{r['name']}" + (f" · {r['service']}" if r.get("service") else "")))
         parts.append(
-            f'<text x="{_LABEL_W - 6}" y="{y + 10}" text-anchor="end">{escape(_short(label))}</text>'
+            f'<text x="{_LABEL_W - 6}" y="{y + 10}" text-anchor="end">{label}</text>'
             f'<rect x="{_f(x0)}" y="{y + 1}" width="{_f(x1 - x0)}" height="{_ROW - 4}" '
             f'fill="{colour}" opacity="{0.35 if r["kind"] == "container" else 0.9}">'
             f"<title>{escape(r['name'])}: {r['start_s']:.3f}–{r['end_s']:.3f} s</title></rect>"
