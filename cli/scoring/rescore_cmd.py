@@ -36,7 +36,7 @@ from vae.cli.common import (
 )
 from vae.cli.gate.gate_opts import gate_options
 from vae.cli.scoring.rescore_opts import judge_options, redact_options, scoring_config
-from vae.cli.telemetry import export_scoring, otel_endpoint_option
+from vae.cli.telemetry import export_scoring, otel_endpoint_option, require_otel
 
 #: vae.scorer_service.config.END_POLICIES, repeated so that --help imports no service
 #: (tests/cli/test_cli_startup.py checks they agree).
@@ -186,6 +186,8 @@ def rescore_command(**kw: Any) -> None:
     from vae.cli.scoring.scores_cmd import emit_scoring
 
     setup_logging(kw["log_level"])
+    if kw["otel_endpoint"]:
+        require_otel("--otel-endpoint")  # before scoring, not after it
     gate_opts = pop_gate_options(kw)
     refuse_conflicts(gate_opts, allow_unscored=kw["allow_unscored"], fail_under=kw["fail_under"])
     spec = gate_spec(gate_opts) if gate_active(gate_opts) else None
