@@ -6,7 +6,8 @@ session's parts), ``clocks`` (what drives a session's time), ``replay`` (a
 recorded caller as a side), ``runs`` (pairing, attempts, retries, the run
 manager), ``edge`` (the gRPC servicers), ``workers`` (a bridge per core),
 ``shared`` (bridges sharing runs on PostgreSQL), ``tools`` (a session's tool
-backend); ``server`` starts it all.
+backend), ``telemetry`` (the agent's OpenTelemetry spans in, each run's trace
+out); ``server`` starts it all.
 Imports ``vae.recordings`` and the contract, never the scorer, CLI or bots.
 
 Layers, bottom to top (a unit imports only from its own layer or below;
@@ -15,7 +16,7 @@ Layers, bottom to top (a unit imports only from its own layer or below;
 1. connectors, timebase, identity, event_loop
 2. config, audio
 3. session
-4. clocks, replay, tools
+4. clocks, replay, tools, telemetry
 5. runs
 6. edge
 7. workers

@@ -105,6 +105,11 @@ class BridgeSettings:
     speech_threshold_dbfs: float = -45.0
     speech_hangover_s: float = 0.5
     speech_min_s: float = 0.06
+    #: ``vae bridge serve --otlp-receiver HOST:PORT``: receive agents' traces ("": none).
+    otlp_receiver: str = ""
+    #: ``vae bridge serve --otel-endpoint URL`` (or the ``OTEL_EXPORTER_OTLP_*`` variables),
+    #: as the CLI resolved it, a full traces URL: every run's trace goes there ("": off).
+    otel_endpoint: str = ""
 
 
 @dataclass(frozen=True)
@@ -152,6 +157,10 @@ class RunSettings:
     redaction: dict[str, Any] | None = None
     #: Serve every session's agent tools from a tool backend (``vae run --tool-backend``).
     tool_backend: bool = False
+    #: ``vae run --otlp-receiver HOST:PORT``: receive the agent's traces during the run.
+    otlp_receiver: str = ""
+    #: ``vae run --otel-endpoint URL``: export the run's trace there when it ends.
+    otel_endpoint: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -214,6 +223,10 @@ class RunSettings:
             if not ok:
                 raise ValueError(f"options.{name}: {problem}")
         self._validate_line()
+        if self.otlp_receiver or self.otel_endpoint:
+            from vae.otel.address import check_run_options
+
+            check_run_options(self.otlp_receiver, self.otel_endpoint)
         if self.redaction is not None:
             from vae.redaction.config import RedactionConfigError, config_from_dict
 

@@ -41,6 +41,7 @@ from vae.bridge_service.identity import BridgeIdentity
 from vae.bridge_service.runs.manager import RunManager
 from vae.bridge_service.runs.pairing import PairingPool
 from vae.bridge_service.shared.service import SharedRuns
+from vae.bridge_service.telemetry.hub import TraceHub
 from vae.bridge_service.workers.dispatch import WorkerDispatch
 from vae.bridge_service.workers.pool import WorkerPool
 from vae.bridge_service.workers.process import WorkerLaunch
@@ -96,6 +97,8 @@ class BridgeServer:
         self._server: RunningServer | None = None
         self.writer: RecordingWriter | None = None
         self.runs: RunManager | None = None
+        #: OpenTelemetry in and out (``vae.bridge_service.telemetry``).
+        self.traces: TraceHub | None = None
 
     @property
     def port(self) -> int:
@@ -111,6 +114,8 @@ class BridgeServer:
         self.writer = await self._stack.enter_async_context(open_writer(self.db_path))
         self.runs = RunManager(self.writer, self.db_path, self.pool, self.settings, __version__)
         self.runs.executor.identity = self.identity
+        self.traces = TraceHub(self.writer, self.db_path, self.settings)
+        self.runs.traces = self.runs.executor.traces = self.traces
         servicer = BridgeServicer(self.runs, ConverseHandler(self.pool, self.settings))
         try:
             self._server = await start_server(
@@ -126,6 +131,7 @@ class BridgeServer:
             raise
         self.identity.address = self.address
         try:
+            await self.traces.start()
             if self.sip_listen:
                 self.sip = await start_listener(self.sip_listen)
             if self.worker_count > 1:
@@ -175,6 +181,9 @@ class BridgeServer:
         if self.workers is not None:
             await self.workers.stop()
             self.workers = None
+        if self.traces is not None:
+            await self.traces.close()  # the spans still held are kept (or counted)
+            self.traces = None
         if self._server is not None:
             await self._server.stop(grace)
             self._server = None
@@ -228,6 +237,11 @@ async def serve(
         )
     if server.sip is not None:
         print(f"  taking agents' SIP calls at sip:{server.sip.address} (sip-inbound:)", flush=True)
+    if server.traces is not None and server.traces.addresses:
+        for where in server.traces.addresses:
+            print(f"  receiving agents' OTLP traces at http://{where}/v1/traces", flush=True)
+    if server.traces is not None and server.traces.endpoint:
+        print(f"  exporting each run's trace to {server.traces.endpoint}", flush=True)
     if server.shared is not None:
         print("  sharing runs with every bridge on this database that shares runs", flush=True)
     if ready is not None:

@@ -9,7 +9,7 @@ every other package of vae.
 Layers, bottom to top (a unit imports only from its own layer or below;
 ``tests/test_import_direction.py`` holds the code to this list):
 
-1. common, tables, main, redaction
+1. common, tables, main, redaction, telemetry, telemetry_view
 2. gate, labels, scenarios, servers
 3. scoring
 4. runs

@@ -8,12 +8,14 @@ or a URL). Write through :func:`open_writer` (one writer per store per
 process); read with :class:`RecordingReader`. Subpackages: ``backends`` (the
 store seam), ``write``, ``read``, ``scenarios`` (the scenario format) and
 ``importers`` and ``redact`` (personal data kept out: a run redacted as it
-is written, or rewritten redacted); the records every layer shares sit at the top.
+is written, or rewritten redacted), ``traces`` (trace ids, the agent's spans, vae's
+own trace) and ``cost`` (usage and a user's price table); the records every layer
+shares sit at the top.
 
 Layers, bottom to top (a unit imports only from its own layer or below;
 ``tests/test_import_direction.py`` holds the code to this list):
 
-1. models, errors, identifiers, canonical, stop_reasons, trials, labels, vad, audio
+1. models, errors, identifiers, canonical, stop_reasons, trials, labels, vad, audio, traces, cost
 2. backends
 3. write, scenarios
 4. read

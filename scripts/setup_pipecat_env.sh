@@ -25,7 +25,10 @@ fi
 # serve the Twilio Media Streams example (examples/pipecat_bot/twilio_bot.py)
 # through pipecat's FastAPI WebSocket transport, and the WebRTC example's
 # POST /api/offer. No model weights or network services are needed by
-# examples/pipecat_bot.
-"$venv/bin/python" -m pip install --quiet "pipecat-ai[websocket,webrtc]==$version" numpy fastapi uvicorn
+# examples/pipecat_bot. [tracing] brings pipecat's OpenTelemetry tracing, and
+# opentelemetry-exporter-otlp-proto-http the OTLP/HTTP exporter the example
+# bot sends its spans to vae with (docs/traces.md).
+"$venv/bin/python" -m pip install --quiet "pipecat-ai[websocket,webrtc,tracing]==$version" numpy fastapi uvicorn \
+  opentelemetry-exporter-otlp-proto-http
 "$venv/bin/python" -c "import pipecat, google.protobuf; print('pipecat', pipecat.__version__ if hasattr(pipecat, '__version__') else '?', 'protobuf', google.protobuf.__version__)"
 echo "pipecat venv ready: $venv"

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PRODUCT = ("recordings", "bridge_service", "scorer_service", "cli", "bots")
 #: The contract and the small runtime helpers beside it (``vae`` minus the product packages).
 CORE = {"vae.common", "vae.bridge", "vae.scorer", "vae.internal", "vae.serving", "vae.status",
-        "vae.dtmf", "vae.speech", "vae.redaction", "vae.tools", "vae.sip"}  # fmt: skip
+        "vae.dtmf", "vae.speech", "vae.redaction", "vae.tools", "vae.sip", "vae.otel"}  # fmt: skip
 
 FORBIDDEN: dict[str, set[str]] = {
     "vae.recordings": CORE

@@ -138,6 +138,10 @@ class SessionStartInfo:
     clock: str = "real"
     #: The agent's: where this session's tool backend serves its tools (None: no backend).
     tool_backend: BackendAddresses | None = None
+    #: W3C trace context of the session (``SessionStart.trace_context``): the run's trace
+    #: and this session's span, for the agent's own spans (docs/traces.md).
+    traceparent: str = ""
+    tracestate: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,9 @@ class DialFor:
     session_id: str
     scenario_name: str
     attempt: int = 1
+    #: The session's W3C ``traceparent`` (SIP sends it as a header, LiveKit in the
+    #: agent's environment: docs/traces.md).
+    traceparent: str = ""
 
 
 @dataclass(frozen=True, slots=True)

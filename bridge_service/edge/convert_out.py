@@ -102,6 +102,9 @@ def bridge_message(out: BridgeOutput | RedirectOut) -> bridge_pb2.BridgeMessage:
                 tool_backend=None
                 if out.tool_backend is None
                 else bridge_pb2.ToolBackend(**out.tool_backend.to_dict()),
+                trace_context=bridge_pb2.TraceContext(
+                    traceparent=out.traceparent, tracestate=out.tracestate
+                ),
             )
         )
     if isinstance(out, PeerEvent):

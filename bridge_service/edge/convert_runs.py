@@ -137,6 +137,9 @@ def overrides_from_pb(options: bridge_pb2.RunOptions) -> dict[str, Any]:
             out["line"] = line
     if options.redaction_json:
         out["redaction"] = _redaction(options.redaction_json)
+    for name in ("otlp_receiver", "otel_endpoint"):
+        if getattr(options, name):
+            out[name] = getattr(options, name)
     return out
 
 

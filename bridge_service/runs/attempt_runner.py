@@ -41,6 +41,7 @@ from vae.bridge_service.runs.dispatch import Dispatch, LiveSession, NotRun, Shar
 from vae.bridge_service.runs.model import RunState
 from vae.bridge_service.runs.pairing import PairingPool, PairingTimeout
 from vae.bridge_service.session.plan import SessionPlan
+from vae.bridge_service.telemetry.hub import TraceHub
 from vae.recordings.models import Side
 from vae.recordings.scenarios.model import Scenario
 from vae.recordings.write.writer import RecordingWriter
@@ -86,6 +87,8 @@ class AttemptRunner:
         self.dispatch: Dispatch | None = None
         #: The queue shared with other bridges (``--share-runs``); None: pair bots here.
         self.shared: SharedQueue | None = None
+        #: OpenTelemetry: sessions the agent's spans are tied to (set by the server).
+        self.traces: TraceHub | None = None
 
     async def _until_cancelled(self, run: RunState, aw: Awaitable[T]) -> T:
         work = asyncio.ensure_future(aw)
@@ -169,6 +172,23 @@ class AttemptRunner:
     ) -> SessionResult:
         """Run an attempt whose sides are at hand: at a worker, else in this process
         (also an attempt claimed from the shared queue: ``vae.bridge_service.shared``)."""
+        session_id = plan.session_id
+        if self.traces is not None:  # the agent's spans of this session may now arrive
+            agent = endpoints[Side.AGENT].bot.labels.get("url", "")
+            self.traces.session_started(plan.run_id, session_id, str(agent))
+        try:
+            return await self._serve_paired(run, plan, endpoints, replayed)
+        finally:
+            if self.traces is not None:
+                self.traces.session_ended(session_id)
+
+    async def _serve_paired(
+        self,
+        run: RunState,
+        plan: SessionPlan,
+        endpoints: dict[Side, SideEndpoint],
+        replayed: SideEndpoint | None,
+    ) -> SessionResult:
         scenario, attempt, session_id = plan.scenario, plan.attempt, plan.session_id
         if self.dispatch is not None and replayed is None:
             try:

@@ -16,12 +16,19 @@ from dataclasses import replace
 from vae.bridge_service.config import StopReason
 from vae.bridge_service.connectors.base import CallRefused, ConnectorConfig, DialFor
 from vae.bridge_service.session.plan import SessionPlan
+from vae.recordings.traces.ids import traceparent
 
 
 def dial_for(config: ConnectorConfig, plan: SessionPlan | None) -> ConnectorConfig:
     if plan is None:
         return config
-    session = DialFor(plan.run_id, plan.session_id, plan.scenario.name, plan.attempt)
+    session = DialFor(
+        plan.run_id,
+        plan.session_id,
+        plan.scenario.name,
+        plan.attempt,
+        traceparent(plan.run_id, plan.session_id),
+    )
     return replace(config, session=session)
 
 

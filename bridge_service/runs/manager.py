@@ -37,6 +37,7 @@ from vae.bridge_service.runs.queries import RunQueries
 from vae.bridge_service.runs.redacted import redact_if_asked
 from vae.bridge_service.runs.tiers import check_tiers
 from vae.bridge_service.runs.trials import expand_trials
+from vae.bridge_service.telemetry.hub import TraceHub
 from vae.bridge_service.tools.session import check_run as check_tool_backend
 from vae.recordings import identifiers
 from vae.recordings.backends.locator import StoreRef
@@ -77,6 +78,8 @@ class RunManager(RunQueries):
         self.live_sessions: dict[str, LiveSession] = {}
         self.pool = pool
         self.executor = RunExecutor(writer, pool, bridge, self.live_sessions)
+        #: OpenTelemetry in and out (set by the server); None: none.
+        self.traces: TraceHub | None = None
         # Owned here, cancelled by shutdown(): ends everything on a storage failure.
         self._storage_watch = asyncio.create_task(self._watch_storage(), name="storage-watch")
 
@@ -240,7 +243,10 @@ class RunManager(RunQueries):
 
     def _launch(self, run: RunState, todo: list[Todo]) -> None:
         self.runs[run.run_id] = run
-        run.task = asyncio.create_task(self.executor.execute(run, todo), name=f"run:{run.run_id}")
+        work = self.executor.execute(run, todo)
+        if self.traces is not None:  # receive the agent's spans, export the run's trace
+            work = self.traces.around_run(run.run_id, run.settings, work)
+        run.task = asyncio.create_task(work, name=f"run:{run.run_id}")
 
     # ------------------------------------------------------------ CancelRun, shutdown
     async def cancel(self, ref: str) -> RunView:

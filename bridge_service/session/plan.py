@@ -18,6 +18,7 @@ from vae.bridge_service.identity import BridgeIdentity
 from vae.bridge_service.session.caller_record import side_config
 from vae.recordings.models import Side
 from vae.recordings.scenarios.model import Scenario, render_prompt
+from vae.recordings.traces import ids
 from vae.recordings.trials import split_trial
 from vae.tools.client import BackendAddresses
 
@@ -80,4 +81,5 @@ def start_info(
         modality=plan.settings.modality,
         clock=plan.settings.clock,
         tool_backend=tool_backend if side is Side.AGENT else None,
+        traceparent=ids.traceparent(plan.run_id, plan.session_id),
     )

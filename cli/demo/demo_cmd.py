@@ -18,6 +18,7 @@ import click
 
 from vae.cli.common import STORE, json_option, print_json, setup_logging, shown
 from vae.cli.gate.gate_opts import gate_options
+from vae.cli.telemetry import export_trace, otel_endpoint_option, require_otel, session_verdicts
 
 if TYPE_CHECKING:
     from vae.cli.demo.demo_run import Progress
@@ -89,6 +90,7 @@ DEFAULT_SUITE = Path(__file__).resolve().parents[2] / "examples" / "suite"
     help="Exit 0 even when a gating signal is unscored (env VAE_ALLOW_UNSCORED).",
 )
 @gate_options(report=False)
+@otel_endpoint_option
 @json_option
 @click.option(
     "--log-level",
@@ -107,6 +109,7 @@ def demo_command(
     modality: str,
     clock: str,
     allow_unscored: bool,
+    otel_endpoint: str | None,
     as_json: bool,
     log_level: str,
     **gate_kw: Any,
@@ -131,6 +134,10 @@ def demo_command(
     runs its audio on the virtual clock: the same verdicts, in a fraction
     of the time.
 
+    --otel-endpoint URL (or the standard OTEL_EXPORTER_OTLP_* variables)
+    exports the run's trace with each session's verdict, and the scoring's
+    evaluations, to an OTLP/HTTP collector (docs/traces.md).
+
     \b
     Examples:
       vae demo
@@ -138,6 +145,7 @@ def demo_command(
       vae demo --json --tts buzz
       vae demo --modality text
       vae demo --clock virtual
+      vae demo --otel-endpoint http://127.0.0.1:4318
     """
     from vae.cli.demo.demo_run import Progress, run_demo_or_exit
     from vae.cli.demo.demo_summary import print_summary, rule_lines, scenario_rule
@@ -155,6 +163,8 @@ def demo_command(
     refuse_conflicts(gate_opts, allow_unscored=allow_unscored)
     spec = gate_spec(gate_opts) if gate_active(gate_opts) else None
     check_baseline(db_path, spec)
+    if otel_endpoint:
+        require_otel("--otel-endpoint")
     progress = Progress()
     try:
         result = run_demo_or_exit(
@@ -171,6 +181,10 @@ def demo_command(
         run_id = progress.started[0] if progress.started else ""
         could_not_score(db_path, run_id, 0, spec, gate_opts, "the demo stopped (see above)",
                         as_json)  # fmt: skip
+    if otel_endpoint:  # the run's trace with the verdicts, and the scoring's evaluations
+        verdicts = session_verdicts(db_path, result.scoring_id)
+        export_trace(db_path, result.run_id, otel_endpoint, verdicts=verdicts,
+                     scoring_id=result.scoring_id)  # fmt: skip
     document = {
         "run_id": result.run_id,
         "run_status": result.run_status,

@@ -17,6 +17,7 @@ from vae.cli.common import db_option, json_option, store_errors
 
 if TYPE_CHECKING:
     from vae.recordings.backends.locator import Locator
+from vae.cli.gate.cost_gate import cost_options, take, with_cost
 from vae.cli.gate.gate_opts import gate_options, pop_gate_options
 
 
@@ -29,6 +30,7 @@ from vae.cli.gate.gate_opts import gate_options, pop_gate_options
     help="Gate this scoring of RUN (id or unique prefix) instead of its current one.",
 )
 @gate_options()
+@cost_options
 @db_option
 @json_option
 @store_errors
@@ -47,6 +49,9 @@ def gate_command(run: str, scoring_ref: str | None, db_path: Locator, as_json: b
     than allowed (--max-unscored) exits 3 — never 0.
     --junit-xml and --summary-md write what CI tools read; the scorecard is
     also appended to $GITHUB_STEP_SUMMARY when it is set. See docs/ci.md.
+    --max-cost-per-call USD with --prices FILE fails a run with a call (a
+    counted session) that cost more, and cannot decide (3) when a price is
+    unknown (docs/traces.md).
 
     \b
     Examples:
@@ -55,11 +60,14 @@ def gate_command(run: str, scoring_ref: str | None, db_path: Locator, as_json: b
       vae gate v2 --baseline v1 --max-regressions 0 --junit-xml vae-junit.xml
       vae gate v2 --min-success airline=90% --min-success 0.75 --summary-md gate.md
       vae gate nightly --pass-k 3=0.6 --max-unscored 2 --json
+      vae gate nightly --max-cost-per-call 0.05 --prices prices.toml
     """
     from vae.cli.gate.gate_opts import gate_spec
     from vae.cli.gate.gate_output import evaluate, finish
 
+    max_cost, prices = take(kw)  # --max-cost-per-call (cli/gate/cost_gate.py)
     opts = pop_gate_options(kw)
     spec = gate_spec(opts)
     result = evaluate(db_path, run, spec, opts, scoring_id=scoring_ref)
+    result = with_cost(result, db_path, max_cost, prices)
     finish(result, opts, as_json=as_json, cases=True)

@@ -26,6 +26,7 @@ from vae.cli.runs.replay_opts import replay_options
 from vae.cli.runs.run_gate import run_gate_options
 from vae.cli.runs.run_opts import connector_options, session_options
 from vae.cli.runs.sip_opts import sip_options
+from vae.cli.telemetry import otel_endpoint_option, otlp_receiver_option, require_otel
 
 
 @click.command("run")
@@ -64,6 +65,8 @@ from vae.cli.runs.sip_opts import sip_options
     "pip install 'vae[redact]'; docs/privacy.md) (env VAE_REDACT).",
 )
 @redact_config_option
+@otlp_receiver_option
+@otel_endpoint_option
 @sip_options
 @replay_options
 @run_gate_options
@@ -98,7 +101,11 @@ def run_command(
     then scored on --db (the bridge's database) and gated as `vae gate` does
     (without a threshold every scenario must pass unless built to fail,
     `expect-fail`); the exit code is the gate's: 0 passed, 1 failed, 3 could not decide, 2
-    usage (docs/ci.md).
+    usage (docs/ci.md). `--otlp-receiver HOST:PORT` has the bridge receive the
+    agent's OpenTelemetry traces during the run (and 10 s after) and tie them
+    to sessions; `--otel-endpoint URL` exports the run's trace when it ends
+    (with gate options: after scoring, with each session's verdict and the
+    scoring's evaluations); docs/traces.md.
 
     \b
     Examples:
@@ -116,6 +123,8 @@ def run_command(
       vae run --replay 2026-12-02 --replay-scenario airline_wrong_date
       vae run examples/suite --db vae.db --min-success 0.5 --junit-xml vae-junit.xml
       vae run examples/suite --redact --redact-config redaction.yaml
+      vae run examples/suite --agent-connector ws://127.0.0.1:8765 --first-speaker user
+          --otlp-receiver 127.0.0.1:4318 --otel-endpoint http://127.0.0.1:4328
       VAE_SIP_USERNAME=me VAE_SIP_PASSWORD=... vae run examples/suite \
           --agent-connector 'sip:agent@pbx.example.com;transport=tcp'
       vae run examples/suite --agent-connector sip-inbound:
@@ -132,6 +141,9 @@ def run_command(
 
     setup_logging(log_level)
     gate = RunGate.take(opts)
+    if gate is not None and opts["otel_endpoint"]:  # scored here: exported here (run_gate.py)
+        require_otel("--otel-endpoint")
+        gate.otel_endpoint, opts["otel_endpoint"] = opts["otel_endpoint"], None
     if gate is not None and check:
         raise click.UsageError("--check runs nothing: it cannot be combined with gate options")
     if check and not resume:

@@ -68,6 +68,8 @@ class RunGate:
     judge_kw: dict[str, Any]
     #: ``vae run --json`` fills this with the run's document instead of printing it.
     document: dict[str, Any] = field(default_factory=dict)
+    #: ``--otel-endpoint`` (resolved): the run's trace and the scoring's, sent after scoring.
+    otel_endpoint: str | None = None
 
     @classmethod
     def take(cls, kw: dict[str, Any]) -> RunGate | None:
@@ -142,6 +144,12 @@ class RunGate:
         except (JudgeUnusableError, grpc.aio.AioRpcError, OSError) as exc:
             could_not_score(self.db_path, run_id, since, self.spec, self.opts, _describe(exc),
                             as_json)  # fmt: skip
+        if self.otel_endpoint:
+            from vae.cli.telemetry import export_trace, session_verdicts
+
+            verdicts = session_verdicts(self.db_path, scoring.scoring_id)
+            export_trace(self.db_path, run_id, self.otel_endpoint, verdicts=verdicts,
+                         scoring_id=scoring.scoring_id)  # fmt: skip
         result = evaluate(self.db_path, run_id, self.spec, self.opts, scoring_id=scoring.scoring_id)
         finish(result, self.opts, as_json=as_json, document=self.document or None, cases=True)
 

@@ -121,6 +121,9 @@ def run_options(tags: tuple[str, ...], opts: dict[str, Any]) -> bridge_pb2.RunOp
         set_line(options, opts["line"])
     if opts.get("redaction_json"):
         options.redaction_json = opts["redaction_json"]
+    for name in ("otlp_receiver", "otel_endpoint"):  # the bridge receives / exports
+        if opts.get(name):
+            setattr(options, name, opts[name])
     for side in ("user", "agent"):
         cfg = connector(
             opts[f"{side}_connector"],

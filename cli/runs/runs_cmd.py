@@ -17,6 +17,7 @@ from vae.cli.common import db_option, json_option, print_json, store_errors
 from vae.cli.runs.run_summary import COLUMNS
 from vae.cli.runs.sip_opts import sip_code
 from vae.cli.tables import dict_table
+from vae.cli.telemetry import prices_option
 
 if TYPE_CHECKING:
     from vae.recordings.backends.locator import Locator
@@ -69,9 +70,10 @@ def runs_list(prefix: str, limit: int, db_path: Locator, as_json: bool) -> None:
 @runs_group.command("show")
 @click.argument("run")
 @db_option
+@prices_option
 @json_option
 @store_errors
-def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
+def runs_show(run: str, db_path: Locator, prices: Any, as_json: bool) -> None:
     """Show RUN (exact id or unique prefix): options and every attempt of every scenario.
 
     Each attempt's session id is listed: that is what `--session` takes in
@@ -84,15 +86,21 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
     column is each session's verdict in the current scoring as the gate
     counts it (`expected failure` for a scenario built to fail that failed,
     `unexpectedly passed` for one that passed), and the closing lines are
-    what `vae gate RUN` decides without a threshold (`--json`: `gate`).
+    what `vae gate RUN` decides without a threshold (`--json`: `gate`). With
+    `--prices FILE` each counted session's cost is shown ("?" where a price
+    is unknown) and the run's total says how many were unknown; `--json` also
+    gives the exports of vae's trace (`otel.spans_dropped`) and how the
+    agent's spans were tied to sessions (docs/traces.md).
 
     \b
     Examples:
       vae runs show 2026-12 --db vae.db
       vae runs show 2026-12 --db vae.db --json
+      vae runs show 2026-12 --db vae.db --prices examples/prices/prices.example.toml
     """
     from vae.cli.runs import run_summary, runs_gate
     from vae.cli.runs.replay_opts import replayed_from
+    from vae.cli.telemetry_view import run_extras, run_lines, session_cost_text
     from vae.recordings.read.bot_errors import bot_errors
     from vae.recordings.read.reader import RecordingReader
     from vae.recordings.read.selection import select_run
@@ -138,6 +146,7 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
             row["detail"] = run_summary.detail_of(row)
         verdicts = runs_gate.run_verdicts(reader, run_id)
         runs_gate.annotate(reader, run_id, rows, verdicts)
+        extras = run_extras(reader, run_id, prices)
     modality = str(record.options.get("modality", "audio"))
     clock = str(record.options.get("clock", "real"))
     if as_json:
@@ -153,6 +162,7 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
                 "replayed_from": replayed,
                 "sessions": rows,
                 "gate": runs_gate.gate_block(verdicts),
+                **extras,
             }
         )
         return
@@ -174,12 +184,16 @@ def runs_show(run: str, db_path: Locator, as_json: bool) -> None:
         row["line"] = describe_recorded(row["line"])
         row["outcome"] = runs_gate.shown(str(row["outcome"]))
     columns = ["session_id", *COLUMNS, "outcome", "mode", "tick_late_ms", "line", "bridge"]
+    if prices is not None:
+        for row in rows:
+            row["cost"] = session_cost_text(extras, str(row["session_id"]))
+        columns.append("cost")
     click.echo(dict_table(rows, columns))
     for line in caller_lines(rows):
         click.echo(line)
     for line in run_summary.notes(run_id, str(record.status), record.error, rows):
         click.echo(line)
-    for line in runs_gate.gate_lines(verdicts):
+    for line in [*runs_gate.gate_lines(verdicts), *run_lines(extras)]:
         click.echo(line)
 
 

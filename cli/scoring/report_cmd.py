@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from vae.cli.common import db_option, json_option, print_json, shown, store_errors
+from vae.cli.telemetry import prices_option
 
 if TYPE_CHECKING:
     from vae.recordings.backends.locator import Locator
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     default=None,
     help="HTML file to write (default: report-<run>.html in the current folder).",
 )
+@prices_option
 @db_option
 @json_option
 @store_errors
@@ -69,6 +71,7 @@ def report_command(
     baseline_scoring: str | None,
     audio_mode: str,
     out: Path | None,
+    prices: Any,
     db_path: Locator,
     as_json: bool,
 ) -> None:
@@ -80,7 +83,11 @@ def report_command(
     session the waveforms, transcript, tool calls and interruptions on one
     time axis with a player (click a line to hear it), per-turn latency, the
     DB diff and every assertion's verdict and reason. Filters and sorting work
-    offline; nothing is fetched when it is viewed.
+    offline; nothing is fetched when it is viewed. Where the agent sent its
+    OpenTelemetry spans (vae run --otlp-receiver), each session shows them as
+    a per-turn waterfall beside the latency on the wire and says where a slow
+    turn's time went; with --prices FILE, what each session, the run and the
+    scoring cost (docs/traces.md).
 
     \b
     Examples:
@@ -88,6 +95,7 @@ def report_command(
       vae report v2-run --baseline v1-run --db vae.db
       vae report big-run --audio files -o big.html   # audio in big_audio/
       vae report 2026-12 --db vae.db --scoring SCORING_B --compare SCORING_A --json
+      vae report 2026-12 --db vae.db --prices examples/prices/prices.example.toml
     """
     from vae.recordings.read.reader import RecordingReader
     from vae.recordings.read.selection import select_run
@@ -108,7 +116,7 @@ def report_command(
             data = report_data(
                 reader, run_id, scoring_ref, compare_ref,
                 include_audio=audio_mode == "inline", audio_dir=audio_dir,
-                baseline_run=baseline_ref, baseline_scoring=baseline_scoring,
+                baseline_run=baseline_ref, baseline_scoring=baseline_scoring, prices=prices,
             )  # fmt: skip
         except ScoringNotFoundError as exc:
             raise click.UsageError(str(exc)) from exc
@@ -133,6 +141,7 @@ def report_command(
                 if data["baseline"]
                 else None,
                 "audio_dir": str(audio_dir) if audio_dir else None,
+                **({"cost": data["cost"]} if prices is not None else {}),
             }
         )
     else:

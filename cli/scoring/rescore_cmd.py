@@ -36,6 +36,7 @@ from vae.cli.common import (
 )
 from vae.cli.gate.gate_opts import gate_options
 from vae.cli.scoring.rescore_opts import judge_options, redact_options, scoring_config
+from vae.cli.telemetry import export_scoring, otel_endpoint_option, require_otel
 
 #: vae.scorer_service.config.END_POLICIES, repeated so that --help imports no service
 #: (tests/cli/test_cli_startup.py checks they agree).
@@ -135,6 +136,7 @@ END_POLICIES = ("tool-only", "valid-terminal-state")
     "(env VAE_RAY; needs pip install 'vae[ray]'). Default: in this process.",
 )
 @gate_options()
+@otel_endpoint_option
 @db_option
 @token_option
 @json_option
@@ -155,7 +157,10 @@ def rescore_command(**kw: Any) -> None:
     --baseline, --junit-xml, ...) the new scoring is gated as `vae gate` does
     (without a threshold every scenario must pass unless built to fail,
     `expect-fail`) and the exit code is the gate's: 0 passed, 1 failed, 3 could not decide
-    (also when the judge cannot be used), 2 usage (docs/ci.md).
+    (also when the judge cannot be used), 2 usage (docs/ci.md). With
+    --otel-endpoint URL the scoring is exported as a span in the run's trace,
+    a span per session with one gen_ai.evaluation.result event per signal and
+    the judge's calls (docs/traces.md).
 
     \b
     Examples:
@@ -168,6 +173,7 @@ def rescore_command(**kw: Any) -> None:
           --asr-base-url http://127.0.0.1:8001/v1 --asr-model whisper-1 --no-judge
       vae rescore --run 2026-12 --db vae.db --transcribe pocketsphinx --no-judge
       vae rescore --run 2026-12 --db vae.db --no-judge --allow-unscored --ray auto
+      vae rescore --run 2026-12 --db vae.db --no-judge --otel-endpoint http://127.0.0.1:4318
     """
     from vae.cli.gate.gate_opts import (
         check_baseline,
@@ -181,6 +187,8 @@ def rescore_command(**kw: Any) -> None:
     from vae.cli.scoring.scores_cmd import emit_scoring
 
     setup_logging(kw["log_level"])
+    if kw["otel_endpoint"]:
+        require_otel("--otel-endpoint")  # before scoring, not after it
     gate_opts = pop_gate_options(kw)
     refuse_conflicts(gate_opts, allow_unscored=kw["allow_unscored"], fail_under=kw["fail_under"])
     spec = gate_spec(gate_opts) if gate_active(gate_opts) else None
@@ -195,6 +203,8 @@ def rescore_command(**kw: Any) -> None:
             err=True,
         )
     scoring, outcomes = rescore_exec.score(kw, config, spec, gate_opts, since)
+    if kw["otel_endpoint"]:  # the scoring's spans, in the run's trace (cli/telemetry.py)
+        export_scoring(kw["db_path"], scoring.run_id, scoring.scoring_id, kw["otel_endpoint"])
     if spec is not None:
         gate_scoring(kw["db_path"], scoring, outcomes, spec, gate_opts, kw["as_json"])
     emit_scoring(scoring, outcomes, kw["as_json"])

@@ -14,6 +14,7 @@ import click
 
 from vae.cli.common import db_option, json_option, print_json, store_errors
 from vae.cli.labels.agree_cmd import agree_command
+from vae.cli.telemetry import prices_option
 
 if TYPE_CHECKING:
     from vae.recordings.backends.locator import Locator
@@ -21,16 +22,22 @@ if TYPE_CHECKING:
     from vae.scorer_service.ledger.aggregate import SessionOutcome
 
 
-def emit_scoring(scoring: Any, outcomes: list[SessionOutcome], as_json: bool) -> None:
-    """Print a scoring: one JSON document with ``--json``, else the text summary."""
+def emit_scoring(
+    scoring: Any, outcomes: list[SessionOutcome], as_json: bool, cost: dict[str, Any] | None = None
+) -> None:
+    """Print a scoring: one JSON document with ``--json``, else the text summary; ``cost``
+    (``vae scores show --prices``) is added to both."""
     from vae.scorer_service.ledger.as_dicts import scoring_as_dict
 
     if as_json:
-        print_json(scoring_as_dict(scoring, outcomes))
+        print_json({**scoring_as_dict(scoring, outcomes), **({"cost": cost} if cost else {})})
     else:
         from vae.cli.scoring.scoring_text import render_scoring
+        from vae.cli.telemetry_view import scoring_lines
 
         click.echo(render_scoring(scoring, outcomes), nl=False)
+        for line in scoring_lines(cost) if cost else []:
+            click.echo(line)
 
 
 @click.group("scores")
@@ -82,23 +89,31 @@ def scores_list(run: str, db_path: Locator, as_json: bool) -> None:
 @scores_group.command("show")
 @click.argument("scoring")
 @db_option
+@prices_option
 @json_option
 @store_errors
-def scores_show(scoring: str, db_path: Locator, as_json: bool) -> None:
+def scores_show(scoring: str, db_path: Locator, prices: Any, as_json: bool) -> None:
     """Show SCORING (exact id or unique prefix): summary and per-session verdicts.
+
+    With `--prices FILE`: what the scoring cost (the judge's calls, the LLM
+    caller's reports) and what the agent cost in each session it scored; a
+    missing price is "?" (null in --json), never 0 (docs/traces.md).
 
     \b
     Examples:
       vae scores show SCORING_ID --db vae.db
       vae scores show SCORING_ID --db vae.db --json
+      vae scores show SCORING_ID --db vae.db --prices examples/prices/prices.example.toml
     """
+    from vae.cli.telemetry_view import scoring_extras
     from vae.recordings.read.reader import RecordingReader
     from vae.scorer_service.ledger import scorings as ledger
 
     with RecordingReader(db_path) as reader:
         record = _scoring(reader, scoring)
         outcomes = ledger.session_outcomes(reader, record)
-    emit_scoring(record, outcomes, as_json)
+        cost = scoring_extras(reader, record, prices)
+    emit_scoring(record, outcomes, as_json, cost)
 
 
 @scores_group.command("diff")

@@ -18,6 +18,7 @@ from vae.cli.common import (
     tls_server_options,
     token_option,
 )
+from vae.cli.telemetry import otel_endpoint_option, otlp_receiver_option, require_otel
 
 if TYPE_CHECKING:
     from vae.recordings.backends.locator import Locator
@@ -120,6 +121,8 @@ def bridge_group() -> None:
     help="Take agents' SIP calls here, for runs with --agent-connector sip-inbound: (UDP and"
     " TCP; pip install 'vae[sip]'; env VAE_SIP_LISTEN).",
 )
+@otlp_receiver_option
+@otel_endpoint_option
 @log_level_option
 @store_errors
 def serve_command(
@@ -134,6 +137,8 @@ def serve_command(
     workers: int,
     share_runs: bool,
     sip_listen: str,
+    otlp_receiver: str,
+    otel_endpoint: str | None,
     log_level: str,
 ) -> None:
     """Serve BridgeService (with gRPC health and reflection) until interrupted.
@@ -159,10 +164,17 @@ def serve_command(
     agent's call (matched by X-Vae-Session, else by the dialled user part as
     the scenario's name).
 
+    With --otlp-receiver HOST:PORT the bridge receives agents' OpenTelemetry
+    traces (OTLP/HTTP POST /v1/traces, protobuf or JSON) for every run and ties
+    each span to its session; with --otel-endpoint URL (or the standard
+    OTEL_EXPORTER_OTLP_* variables) it exports each run's trace when the run
+    ends (pip install 'vae[otel]'; docs/traces.md).
+
     \b
     Examples:
       vae bridge serve --db vae.db
       vae bridge serve --db vae.db --sip-listen 127.0.0.1:5060
+      vae bridge serve --db vae.db --otlp-receiver 127.0.0.1:4318
       vae bridge serve --db vae.db --workers auto
       vae bridge serve --db postgresql://vae@db:5432/vae --share-runs --workers auto
       vae bridge serve --address 0.0.0.0:50051 --token "$SECRET" --tls-cert c.pem --tls-key k.pem
@@ -189,9 +201,15 @@ def serve_command(
             require()
         except (ValueError, SipUnavailable) as exc:
             raise click.UsageError(str(exc)) from exc
+    if otlp_receiver or otel_endpoint:
+        require_otel("--otlp-receiver" if otlp_receiver else "--otel-endpoint")
     tls = TlsFiles(tls_cert, tls_key) if tls_cert and tls_key else None
     settings = replace(
-        BridgeSettings(), wait_timeout_s=wait_timeout, final_state_timeout_s=final_state_timeout
+        BridgeSettings(),
+        wait_timeout_s=wait_timeout,
+        final_state_timeout_s=final_state_timeout,
+        otlp_receiver=otlp_receiver,
+        otel_endpoint=otel_endpoint or "",
     )
     from vae.bridge_service import event_loop as loops
 

@@ -54,6 +54,7 @@ import json
 import sys
 from typing import Any
 
+import tracing
 from agent_state import Agent
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.runner import PipelineRunner
@@ -101,6 +102,13 @@ def arguments(description: str, port: int) -> argparse.ArgumentParser:
         action="store_true",
         help="call the write tool on the session's tool backend over HTTP (vae run --tool-backend)",
     )
+    parser.add_argument(
+        "--think-s",
+        type=float,
+        default=0.0,
+        help="seconds its stand-in LLM takes to the first token (default 0)",
+    )
+    tracing.add_arguments(parser)
     return parser
 
 
@@ -117,6 +125,7 @@ def pipeline_task(transport: Any, agent: Agent, args: argparse.Namespace) -> Pip
                 args.transcribe_as,
                 tool_args=args.tool_args,
                 use_backend=args.tool_backend,
+                think_s=args.think_s,
             ),
             transport.output(),
         ]
@@ -134,10 +143,19 @@ def pipeline_task(transport: Any, agent: Agent, args: argparse.Namespace) -> Pip
             function_call_report_level={"*": RTVIFunctionCallReportLevel.FULL}
         ),
         idle_timeout_secs=None,
+        enable_tracing=bool(getattr(args, "trace", False)),
     )
 
     @rtvi.event_handler("on_client_message")
     async def on_client_message(processor: RTVIProcessor, message: Any) -> None:
+        if message.type == "vae-trace-context":  # vae's context for this session's spans
+            trace_ignored = bool(getattr(args, "ignore_trace_context", False))
+            await processor.send_server_response(
+                message, tracing.adopt(task, message.data, trace_ignored)
+            )
+            return
+        if message.type == "get_context_history":  # the session is ending: export its spans
+            tracing.end(task)
         try:
             result = agent.handle(message.type, message.data)
         except (ValueError, TypeError, json.JSONDecodeError) as exc:
@@ -150,6 +168,7 @@ def pipeline_task(transport: Any, agent: Agent, args: argparse.Namespace) -> Pip
 
 async def main() -> None:
     args = arguments(__doc__.splitlines()[0], 8765).parse_args()
+    tracing.start(args)
     transport = SingleClientWebsocketServerTransport(
         params=SingleClientWebsocketServerParams(
             serializer=ProtobufFrameSerializer(),

@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 import numpy as np
+import tracing
 from agent_state import Agent
 from pipecat.frames.frames import (
     BotStoppedSpeakingFrame,
@@ -36,10 +37,18 @@ from pipecat.frames.frames import (
     TTSStartedFrame,
     TTSStoppedFrame,
     TTSTextFrame,
+    UserStartedSpeakingFrame,
+    UserStoppedSpeakingFrame,
 )
-from pipecat.metrics.metrics import LLMTokenUsage, LLMUsageMetricsData, TTFBMetricsData
+from pipecat.metrics.metrics import (
+    LLMTokenUsage,
+    LLMUsageMetricsData,
+    TTFBMetricsData,
+    TTSUsageMetricsData,
+)
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.processors.frameworks.rtvi.frames import RTVIServerMessageFrame
+from pipecat.utils.tracing.service_decorators import traced_llm
 
 IN_RATE = 16000
 OUT_RATE = 24000  # like a TTS service: the frames say so, and vae honours it
@@ -56,8 +65,16 @@ class ToneResponder(FrameProcessor):
         heard: list[str],
         tool_args: dict[str, Any] | None = None,
         use_backend: bool = False,
+        think_s: float = 0.0,
     ) -> None:
         super().__init__()
+        #: Seconds its "LLM" takes to its first token (``--think-s``).
+        self.think_s = think_s
+        #: What pipecat's tracing reads on a service (examples/pipecat_bot/tracing.py).
+        self.model_name = tracing.LLM_MODEL
+        self._tracing_enabled = False
+        self._tracing_context: Any = None
+        self.utterance_ns = 0
         self.agent = agent
         self.answers = answers
         self.tool = tool
@@ -72,6 +89,11 @@ class ToneResponder(FrameProcessor):
         self.busy = False
         self.finished = False
         self.generation = 0
+
+    async def setup(self, setup: Any) -> None:
+        await super().setup(setup)
+        self._tracing_enabled = bool(getattr(setup, "enable_tracing", False))
+        self._tracing_context = getattr(setup, "tracing_context", None)
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)
@@ -103,7 +125,8 @@ class ToneResponder(FrameProcessor):
         self.answered += 1
         last = self.answered >= self.answers
         text = "Your booking is done, goodbye." if last else "Sure, tell me more."
-        await self._report(last)
+        await self._think(None)
+        await self._report(last, text)
         await self.push_frame(LLMFullResponseStartFrame())
         await self.push_frame(LLMTextFrame(text=text))
         await self.push_frame(LLMFullResponseEndFrame())
@@ -119,6 +142,10 @@ class ToneResponder(FrameProcessor):
         ms = 1000.0 * len(samples) / max(1, frame.sample_rate * frame.num_channels)
         loud = len(samples) > 0 and 10 * np.log10(np.mean(samples**2) + 1e-12) > -40
         if loud:
+            if self.speech_ms == 0:
+                self.utterance_ns = time.time_ns() - int(ms * 1e6)
+                if self._tracing_enabled:  # pipecat's turn tracking starts a turn on it
+                    await self.push_frame(UserStartedSpeakingFrame())
             self.speech_ms += ms
             self.quiet_ms = 0.0
         elif self.speech_ms >= 100:
@@ -131,13 +158,18 @@ class ToneResponder(FrameProcessor):
         self.busy = True
         self.answered += 1
         said = self.heard[self.answered - 1] if self.answered <= len(self.heard) else ""
+        if self._tracing_enabled:
+            await self.push_frame(UserStoppedSpeakingFrame())
+            tracing.stt_span(self, self.utterance_ns, said)
         if said:
             stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
             await self.push_frame(TranscriptionFrame(text=said, user_id="caller", timestamp=stamp))
         self.agent.messages.append({"role": "user", "content": said or "(speech)"})
         last = self.answered >= self.answers
         text = "Your booking is done, goodbye." if last else "Sure, tell me more."
-        await self._report(last)
+        await self._think(None)
+        await self._report(last, text)
+        tts = tracing.TtsSpan(self, text)
         await self.push_frame(TTSStartedFrame())
         await self.push_frame(TTSTextFrame(text=text, aggregated_by="sentence"))
         t = np.arange(int(OUT_RATE * 0.8)) / OUT_RATE
@@ -148,26 +180,44 @@ class ToneResponder(FrameProcessor):
             await self.push_frame(
                 TTSAudioRawFrame(audio=chunk, sample_rate=OUT_RATE, num_channels=1)
             )
+            if start == 0:
+                tts.first_audio()
         await self.push_frame(TTSStoppedFrame())
+        tts.end()
         self.agent.messages.append({"role": "assistant", "content": text})
         self.finished = last
 
-    async def _report(self, last: bool) -> None:
-        """Metrics as an LLM service reports them; on the last answer, the write action."""
+    @traced_llm
+    async def _think(self, context: Any) -> None:
+        """The stand-in LLM: ``--think-s`` to its first token. With tracing, pipecat's own
+        ``@traced_llm`` makes its span, and the usage below lands on it (gen_ai.usage.*)."""
+        if self.think_s > 0:
+            await asyncio.sleep(self.think_s)
+        if self._tracing_enabled:
+            from opentelemetry import trace
+
+            trace.get_current_span().set_attribute("metrics.ttfb", max(self.think_s, 0.05))
+            await self.start_llm_usage_metrics(self._usage())
+
+    def _usage(self) -> LLMTokenUsage:
+        return LLMTokenUsage(
+            prompt_tokens=100 + self.answered, completion_tokens=7, total_tokens=107
+        )
+
+    async def _report(self, last: bool, text: str) -> None:
+        """Metrics as LLM and TTS services report them (the same usage the spans carry);
+        on the last answer, the write action."""
         await self.push_frame(
             MetricsFrame(
                 data=[
                     TTFBMetricsData(processor="ToneLLM#0", value=0.05),
-                    LLMUsageMetricsData(
-                        processor="ToneLLM#0",
-                        model="tone-1",
-                        value=LLMTokenUsage(
-                            prompt_tokens=100 + self.answered, completion_tokens=7, total_tokens=107
-                        ),
-                    ),
+                    LLMUsageMetricsData(processor="ToneLLM#0", model=tracing.LLM_MODEL,
+                                        value=self._usage()),
+                    TTSUsageMetricsData(processor="ToneTTS#0", model=tracing.TTS_MODEL,
+                                        value=len(text)),
                 ]
             )
-        )
+        )  # fmt: skip
         if last:
             await self._write_action()
 

@@ -24,6 +24,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+import tracing
 import uvicorn
 from agent_state import Agent
 from bot import arguments, pipeline_task
@@ -86,6 +87,7 @@ def app_for(args: Any) -> FastAPI:
 
 def main() -> None:
     args = arguments(__doc__.splitlines()[0], 7860).parse_args()
+    tracing.start(args)
     config = uvicorn.Config(app_for(args), host=args.host, port=args.port, log_level="warning")
     asyncio.run(uvicorn.Server(config).serve())
 

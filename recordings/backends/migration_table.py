@@ -305,4 +305,44 @@ NAMED_MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX redaction_ledger_by_run ON redaction_ledger(run_id, session_id)
         """,
     ),
+    (
+        "0018_traces_and_cost",
+        # OpenTelemetry in and out, and cost (issue 35): the agent's spans received over
+        # OTLP, each tied to a session (or kept unmatched under its run) with how it was
+        # matched; and each export of vae's own trace to a collector (spans sent, dropped).
+        # (The judge's usage, for cost, is kept in JUDGE_PASSED's detail.)
+        """
+        CREATE TABLE agent_spans (
+          id INTEGER PRIMARY KEY,
+          run_id TEXT NOT NULL,
+          session_id TEXT,
+          trace_id TEXT NOT NULL,
+          span_id TEXT NOT NULL,
+          parent_span_id TEXT NOT NULL DEFAULT '',
+          name TEXT NOT NULL,
+          kind TEXT NOT NULL DEFAULT '',
+          service TEXT NOT NULL DEFAULT '',
+          start_ns INTEGER NOT NULL,
+          end_ns INTEGER NOT NULL,
+          status TEXT NOT NULL DEFAULT '',
+          attributes_json TEXT NOT NULL DEFAULT '{}',
+          resource_json TEXT NOT NULL DEFAULT '{}',
+          matched_by TEXT NOT NULL,
+          received_ns INTEGER NOT NULL
+        );
+        CREATE INDEX agent_spans_by_session ON agent_spans(run_id, session_id, start_ns);
+        CREATE TABLE otel_exports (
+          id INTEGER PRIMARY KEY,
+          run_id TEXT NOT NULL,
+          scoring_id TEXT NOT NULL DEFAULT '',
+          endpoint TEXT NOT NULL,
+          spans INTEGER NOT NULL,
+          dropped INTEGER NOT NULL,
+          error TEXT NOT NULL DEFAULT '',
+          elapsed_s REAL NOT NULL DEFAULT 0,
+          created_ns INTEGER NOT NULL
+        );
+        CREATE INDEX otel_exports_by_run ON otel_exports(run_id, created_ns)
+        """,
+    ),
 )

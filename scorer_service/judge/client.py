@@ -27,14 +27,16 @@ import asyncio
 import hashlib
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import openai
 
 from vae.scorer_service.config import JudgeSettings
 from vae.scorer_service.judge.prompt import JudgeOutputError, JudgeVerdict, parse_verdict
+from vae.scorer_service.judge.usage import reply_usage, usage_of
 
 log = logging.getLogger("vae.scorer.judge")
 
@@ -49,6 +51,8 @@ class JudgeOutcome:
     cached: bool = False
     attempts: int = 0
     raw: str = ""
+    #: What the call used, from the response (:func:`usage_of`): model, tokens, times.
+    usage: dict[str, Any] | None = None
 
 
 @dataclass
@@ -124,6 +128,12 @@ class JudgeClient:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     async def judge(self, messages: list[dict[str, str]]) -> JudgeOutcome:
+        started = time.time_ns()
+        outcome = await self._judge(messages)
+        used = usage_of(outcome.usage, outcome.cached, self.settings.model, started)
+        return replace(outcome, usage=used)
+
+    async def _judge(self, messages: list[dict[str, str]]) -> JudgeOutcome:
         key = self.cache_key(messages)
         hit = (
             None
@@ -175,11 +185,12 @@ class JudgeClient:
             self.answered = True
             content = reply.choices[0].message.content if reply.choices else None
             text = content or ""
+            used = reply_usage(reply)
             try:
                 verdict = parse_verdict(text)
             except JudgeOutputError as exc:
-                return JudgeOutcome(None, error=str(exc), attempts=attempts, raw=text)
-            return JudgeOutcome(verdict, attempts=attempts, raw=text)
+                return JudgeOutcome(None, error=str(exc), attempts=attempts, raw=text, usage=used)
+            return JudgeOutcome(verdict, attempts=attempts, raw=text, usage=used)
 
 
 def _describe(exc: Exception, attempts: int) -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from vae import __version__
+from vae.recordings.cost.prices import PriceTable
 from vae.recordings.models import ScoringRecord
 from vae.recordings.read.reader import RecordingReader
 from vae.recordings.read.replay_links import run_source
@@ -36,6 +37,7 @@ from vae.scorer_service.ledger.scorings import (
     session_outcomes,
 )
 from vae.scorer_service.report.audio import session_audio_uri, write_session_audio
+from vae.scorer_service.report.extras_data import report_extras
 from vae.scorer_service.report.labels_html import labels_block
 from vae.scorer_service.report.redaction_html import redaction_block
 from vae.scorer_service.report.session_entry import session_entry
@@ -85,12 +87,14 @@ def report_data(
     audio_dir: Path | None = None,
     baseline_run: str | None = None,
     baseline_scoring: str | None = None,
+    prices: PriceTable | None = None,
 ) -> dict[str, Any]:
     """The report's content for ``run_id`` (exact id or unique prefix).
 
     ``audio_dir``: write each session's audio there and link it by relative
     path (the folder must sit beside the HTML) instead of embedding it.
     ``baseline_run``: also compare this run against that one, per scenario.
+    ``prices``: a price table; then each session, the run and the scoring are costed.
     """
     run_id = select_run(reader, run_id)
     run = reader.get_run(run_id)
@@ -126,6 +130,7 @@ def report_data(
             scoring_b=scoring.scoring_id if scoring else None,
         ).as_dict()  # fmt: skip
     all_sessions = reader.sessions(run_id)
+    extras = report_extras(reader, run_id, scoring, prices, sessions)  # traces and cost
     return {
         "generated_at": _iso(time.time_ns()),
         "vae_version": __version__,
@@ -163,4 +168,5 @@ def report_data(
         "baseline": baseline,
         "labels": labels_block(reader, scoring),
         "redaction": redaction_block(reader, run_id),
+        **extras,
     }

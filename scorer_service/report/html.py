@@ -16,6 +16,7 @@ from html import escape
 from typing import Any
 
 from vae.scorer_service.report.compare_html import baseline_section, diff_section
+from vae.scorer_service.report.extras_html import cost_section, traces_section
 from vae.scorer_service.report.labels_html import labels_section
 from vae.scorer_service.report.redaction_html import redaction_section
 from vae.scorer_service.report.scorecard import failing_list, scorecard, trials_table
@@ -142,6 +143,8 @@ def render(data: dict[str, Any]) -> str:
             "<h2>Agent response latency</h2>"
             + histogram(data["latencies"], title="end of user speech → first agent audio")
         )
+    parts.append(traces_section(data.get("traces")))
+    parts.append(cost_section(data.get("cost"), sessions))
     if data.get("labels"):
         parts.append(labels_section(data["labels"]))
     parts.append(redaction_section(data.get("redaction"), {"summary": data["summary"]}))

@@ -30,6 +30,7 @@ from vae.scorer_service.ledger.aggregate import SessionOutcome
 from vae.scorer_service.ledger.reasons import misheard, reason_line, reasons
 from vae.scorer_service.ledger.unscored import missing_cause
 from vae.scorer_service.report import session_data
+from vae.scorer_service.report.traces_data import session_traces
 
 
 def _list(value: object) -> list[Any]:
@@ -175,4 +176,5 @@ def session_entry(
         "clock": mode.clock,
         "caller": reader.session_caller(session.session_id),
         "line": describe_recorded(reader.session_line(session.session_id)),
+        "waterfall": session_traces(reader, session, turns),
     }

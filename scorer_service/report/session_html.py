@@ -19,8 +19,10 @@ from typing import Any
 
 from vae.scorer_service.heard.compare import mismatch_text
 from vae.scorer_service.report.caller_html import caller_line
+from vae.scorer_service.report.extras_html import usd
 from vae.scorer_service.report.scorecard import badge, outcome_badge
 from vae.scorer_service.report.timeline import session_timeline, timeline_legend
+from vae.scorer_service.report.waterfall_html import waterfall_block
 
 
 def _json(value: Any) -> str:
@@ -208,6 +210,8 @@ def session_block(i: int, s: dict[str, Any]) -> str:
         f" · stop: {escape(s['stop_reason'])}"
         f" · line: {escape(s.get('line', 'clean'))}"
     )
+    if s.get("cost") is not None:
+        meta += f" · cost {usd(s['cost']['usd'])}"
     if s["stop_reason"] and not s.get("finished", True):
         meta += f" (unfinished: {escape(s.get('stop_detail', ''))})"
     reason = f' — <span class="why">{escape(s["reason"])}</span>' if s["reason"] else ""
@@ -243,5 +247,6 @@ def session_block(i: int, s: dict[str, Any]) -> str:
         + "<p class=\"small\">end of the user's speech → the agent's first audio, measured by "
         "the bridge; the agent bot's own component timings beside it where it reported them</p>"
         + _turns(s)
+        + waterfall_block(s)
         + "</details>"
     )

@@ -55,6 +55,8 @@ class JudgeScorer:
             "cached": outcome.cached,
             "attempts": outcome.attempts,
         }
+        if outcome.usage is not None:  # for cost and vae's trace (recordings/cost)
+            base["usage"] = outcome.usage
         if outcome.verdict is None:
             error = f"{JUDGE_ERROR}: {outcome.error}"
             detail = dict(base, raw=outcome.raw[:2000])

@@ -34,6 +34,7 @@ from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.bridge_service.server import BridgeServer
 from vae.recordings.models import Channel, EventKind, Side, Verdict
 from vae.recordings.read.reader import RecordingReader
+from vae.recordings.traces.ids import traceparent
 from vae.scorer_service.config import ScoringConfig
 from vae.scorer_service.scoring.rescore import rescore
 
@@ -121,6 +122,8 @@ async def test_pipecat_twilio_agent_recorded_and_scored(
         "run_id": run_id,
         "role": "agent",
         "campaign": "vae-test",
+        # the session's W3C trace context (docs/traces.md)
+        "traceparent": traceparent(run_id, s.session_id),
     }
     assert final["media_format"] == {"encoding": "audio/x-mulaw", "sampleRate": 8000, "channels": 1}
     assert final["barge_ins"] >= 1 and final["answers"] == 2

@@ -27,6 +27,7 @@ from vae.bridge_service.connectors.livekit.connector import LivekitEndpoint
 from vae.bridge_service.connectors.livekit.folder import SessionFolder
 from vae.bridge_service.connectors.livekit.options import LivekitOptions, parse_options
 from vae.bridge_service.connectors.livekit.process import AgentProcess, launcher
+from vae.bridge_service.connectors.trace_context import process_environment
 from vae.recordings.models import Side
 
 __all__ = ["agent_path", "check_config", "dial"]
@@ -69,6 +70,8 @@ async def dial(config: ConnectorConfig, role: Side) -> LivekitEndpoint:
     argv = [*launcher(options.python), "-m", "livekit.agents", "console", str(path),
             "--connect-addr", f"127.0.0.1:{port}", *options.args]  # fmt: skip
     env = {**os.environ, **extra_env, "VAE_SESSION_DIR": str(folder.path), "PYTHONUNBUFFERED": "1"}
+    if config.session is not None:  # the session's trace context (connectors/trace_context.py)
+        env |= process_environment(config.session.session_id, config.session.traceparent)
     process: AgentProcess | None = None
     try:
         try:

@@ -16,6 +16,7 @@ from vae.bridge_service.connectors.pipecat.frames import FrameDecodeError, Messa
 from vae.bridge_service.connectors.pipecat.options import PipecatOptions
 from vae.bridge_service.connectors.pipecat.rtvi import as_dict
 from vae.bridge_service.connectors.tool_backend import pipecat_message
+from vae.bridge_service.connectors.trace_context import pipecat_message as trace_message
 
 LABEL = "rtvi-ai"
 
@@ -50,6 +51,9 @@ def start_messages(
 ) -> list[dict[str, Any]]:
     """Prompt and tools, initialization, kick-off: what the bot gets at SessionStart."""
     out: list[dict[str, Any]] = []
+    trace = trace_message(start)
+    if trace is not None:  # first, before any audio (connectors/trace_context.py)
+        out.append(rtvi("client-message", requests.new("trace_context"), trace))
     tools = json.dumps(start.tools)
     args: dict[str, Any] = {
         "prompt": start.system_prompt,

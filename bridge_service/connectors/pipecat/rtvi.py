@@ -14,6 +14,7 @@ RTVI message                          vae event
 spoken, else ``bot-transcription``)   ``bot-stopped-speaking``
 ``metrics`` ttfb/ttfa/processing      metric (seconds, component = processor)
 ``metrics`` tokens                    token_usage, one per entry
+``metrics`` characters / stt_usage    metric ``characters`` / ``stt_seconds`` (:mod:`.usage`)
 ``llm-function-call*``                tool_call when the call stops (arguments
                                       from the earlier messages); is_write only
                                       for names in ``write_tools``
@@ -38,6 +39,7 @@ from typing import Any
 
 from vae.bridge_service.connectors.base import BotEvent
 from vae.bridge_service.connectors.pipecat.rtvi_calls import RtviCalls
+from vae.bridge_service.connectors.pipecat.usage import usage_events
 from vae.recordings.models import EventKind, Side
 
 _IGNORED = frozenset(
@@ -199,7 +201,7 @@ class RtviTranslator:
                     },
                 )
             )
-        return out
+        return out + usage_events(body, self._event)
 
     def _function_call(self, kind: str, body: dict[str, Any]) -> list[BotEvent]:
         call = self.calls.function_call(kind, body)

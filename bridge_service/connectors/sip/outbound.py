@@ -54,6 +54,8 @@ def session_headers(config: ConnectorConfig, extra: list[tuple[str, str]]) -> li
         ("X-Vae-Session", header_value(s.session_id)),
         ("X-Vae-Scenario", header_value(s.scenario_name)),
     ]  # fmt: skip
+    if s is not None and s.traceparent:  # W3C trace context (connectors/trace_context.py)
+        named.append(("traceparent", header_value(s.traceparent)))
     return named + extra
 
 

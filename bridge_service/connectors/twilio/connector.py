@@ -62,6 +62,7 @@ from vae.bridge_service.connectors.base import (
 )
 from vae.bridge_service.connectors.options import check_urls
 from vae.bridge_service.connectors.tool_backend import twilio_parameters
+from vae.bridge_service.connectors.trace_context import twilio_parameters as trace_parameters
 from vae.bridge_service.connectors.twilio import mulaw
 from vae.bridge_service.connectors.twilio.agent_line import AgentLine, mark_answered
 from vae.bridge_service.connectors.twilio.final_state import fetch_final_state
@@ -229,6 +230,7 @@ class TwilioEndpoint:
                 "run_id": message.run_id,
                 "role": str(message.role),
                 **twilio_parameters(message),
+                **trace_parameters(message),
                 **self.custom,
             }
             try:

@@ -768,6 +768,7 @@ class SessionStart(_message.Message):
     MODALITY_FIELD_NUMBER: _builtins.int
     CLOCK_FIELD_NUMBER: _builtins.int
     TOOL_BACKEND_FIELD_NUMBER: _builtins.int
+    TRACE_CONTEXT_FIELD_NUMBER: _builtins.int
     role: _common_pb2.Role.ValueType
     domain: _builtins.str
     system_prompt: _builtins.str
@@ -834,6 +835,15 @@ class SessionStart(_message.Message):
         tool backend".
         """
 
+    @_builtins.property
+    def trace_context(self) -> Global___TraceContext:
+        """The session's W3C trace context, so the agent's own OpenTelemetry spans join
+        vae's trace of the run: `traceparent` names the run's trace and this
+        session's span (their parent). Set on every SessionStart; an agent that
+        exports spans may adopt it (docs/traces.md). The session id is
+        `session.session_id`.
+        """
+
     def __init__(
         self,
         *,
@@ -856,14 +866,41 @@ class SessionStart(_message.Message):
         modality: _common_pb2.Modality.ValueType = ...,
         clock: _common_pb2.ClockKind.ValueType = ...,
         tool_backend: Global___ToolBackend | None = ...,
+        trace_context: Global___TraceContext | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["receive_format", b"receive_format", "session", b"session", "tool_backend", b"tool_backend"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["receive_format", b"receive_format", "session", b"session", "tool_backend", b"tool_backend", "trace_context", b"trace_context"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "domain", b"domain", "first_speaker", b"first_speaker", "frame_ms", b"frame_ms", "frames_per_message", b"frames_per_message", "initial_state_json", b"initial_state_json", "initialization_actions_json", b"initialization_actions_json", "max_duration_ms", b"max_duration_ms", "modality", b"modality", "receive_format", b"receive_format", "role", b"role", "seed", b"seed", "session", b"session", "share_transcripts", b"share_transcripts", "side_config_json", b"side_config_json", "system_prompt", b"system_prompt", "tool_backend", b"tool_backend", "tools_json", b"tools_json", "trial", b"trial"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "domain", b"domain", "first_speaker", b"first_speaker", "frame_ms", b"frame_ms", "frames_per_message", b"frames_per_message", "initial_state_json", b"initial_state_json", "initialization_actions_json", b"initialization_actions_json", "max_duration_ms", b"max_duration_ms", "modality", b"modality", "receive_format", b"receive_format", "role", b"role", "seed", b"seed", "session", b"session", "share_transcripts", b"share_transcripts", "side_config_json", b"side_config_json", "system_prompt", b"system_prompt", "tool_backend", b"tool_backend", "tools_json", b"tools_json", "trace_context", b"trace_context", "trial", b"trial"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SessionStart: _TypeAlias = SessionStart  # noqa: Y015
+
+@_typing.final
+class TraceContext(_message.Message):
+    """W3C Trace Context (https://www.w3.org/TR/trace-context/) for one session."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TRACEPARENT_FIELD_NUMBER: _builtins.int
+    TRACESTATE_FIELD_NUMBER: _builtins.int
+    traceparent: _builtins.str
+    """`00-<32 hex trace id>-<16 hex parent span id>-01`."""
+    tracestate: _builtins.str
+    """Vendor data; empty unless the run was given one."""
+    def __init__(
+        self,
+        *,
+        traceparent: _builtins.str = ...,
+        tracestate: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["traceparent", b"traceparent", "tracestate", b"tracestate"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TraceContext: _TypeAlias = TraceContext  # noqa: Y015
 
 @_typing.final
 class ToolBackend(_message.Message):
@@ -1376,6 +1413,8 @@ class RunOptions(_message.Message):
     LINE_FIELD_NUMBER: _builtins.int
     REDACTION_JSON_FIELD_NUMBER: _builtins.int
     TOOL_BACKEND_FIELD_NUMBER: _builtins.int
+    OTLP_RECEIVER_FIELD_NUMBER: _builtins.int
+    OTEL_ENDPOINT_FIELD_NUMBER: _builtins.int
     concurrency: _builtins.int
     """Sessions at once (default 4)."""
     max_duration_s: _builtins.float
@@ -1456,6 +1495,20 @@ class RunOptions(_message.Message):
     can also ask for one itself (`tool_backend: true`). Needs the bridge's
     `tools` extra (pip install 'vae[tools]').
     """
+    otlp_receiver: _builtins.str
+    """Receive the agent's OpenTelemetry traces during this run: the bridge serves
+    OTLP/HTTP `POST /v1/traces` (protobuf and JSON) at this HOST:PORT while the
+    run lasts (and 10 s after), and ties each span to its session
+    (docs/traces.md). Empty: none beyond the bridge's own --otlp-receiver.
+    Refused (INVALID_ARGUMENT) when malformed or when the bridge lacks the
+    otel extra.
+    """
+    otel_endpoint: _builtins.str
+    """Export the run's trace (a span per session, a span per turn) when the run
+    ends, to this OTLP/HTTP base URL (`/v1/traces` is appended). Empty: the
+    bridge's own --otel-endpoint, if any. A collector that fails never fails
+    the run: the spans dropped are recorded (`vae runs show --json`).
+    """
     @_builtins.property
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -1506,10 +1559,12 @@ class RunOptions(_message.Message):
         line: Global___LineConditions | None = ...,
         redaction_json: _builtins.str = ...,
         tool_backend: _builtins.bool | None = ...,
+        otlp_receiver: _builtins.str = ...,
+        otel_endpoint: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "_tool_backend", b"_tool_backend", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "line", b"line", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tool_backend", b"tool_backend", "user_connector", b"user_connector"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "_tool_backend", b"_tool_backend", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "clock", b"clock", "concurrency", b"concurrency", "end_policy", b"end_policy", "first_speaker", b"first_speaker", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "line", b"line", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "modality", b"modality", "pairing_timeout_s", b"pairing_timeout_s", "redaction_json", b"redaction_json", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tags", b"tags", "tool_backend", b"tool_backend", "user_connector", b"user_connector"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "_tool_backend", b"_tool_backend", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "clock", b"clock", "concurrency", b"concurrency", "end_policy", b"end_policy", "first_speaker", b"first_speaker", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "line", b"line", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "modality", b"modality", "otel_endpoint", b"otel_endpoint", "otlp_receiver", b"otlp_receiver", "pairing_timeout_s", b"pairing_timeout_s", "redaction_json", b"redaction_json", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tags", b"tags", "tool_backend", b"tool_backend", "user_connector", b"user_connector"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__auto_resume_on_insufficient_turns: _TypeAlias = _typing.Literal["auto_resume_on_insufficient_turns"]  # noqa: Y015
     _WhichOneofArgType__auto_resume_on_insufficient_turns: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns"]  # noqa: Y015
