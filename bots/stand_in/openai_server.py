@@ -107,8 +107,10 @@ class OpenAICompatibleServer(ThreadingHTTPServer):
         self.model = model
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
+        # serve_forever checks for shutdown() every poll_interval: its default of 0.5 s
+        # made close() (the end of every vae demo) wait up to half a second.
         self._thread = threading.Thread(
-            target=self.serve_forever, name="openai-compat", daemon=True
+            target=self.serve_forever, args=(0.02,), name="openai-compat", daemon=True
         )
 
     @property

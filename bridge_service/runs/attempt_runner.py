@@ -39,6 +39,7 @@ from vae.bridge_service.runs.attempt_report import emit_ended, emit_started, rec
 from vae.bridge_service.runs.dispatch import Dispatch, LiveSession, NotRun, SharedQueue
 from vae.bridge_service.runs.model import RunState
 from vae.bridge_service.runs.pairing import PairingPool, PairingTimeout
+from vae.bridge_service.runs.tiers import plan_on_clock
 from vae.bridge_service.session.plan import SessionPlan
 from vae.recordings.models import Side
 from vae.recordings.scenarios.model import Scenario
@@ -165,6 +166,7 @@ class AttemptRunner:
     ) -> SessionResult:
         """Run an attempt whose sides are at hand: at a worker, else in this process
         (also an attempt claimed from the shared queue: ``vae.bridge_service.shared``)."""
+        plan = plan_on_clock(plan, endpoints)  # --clock auto: this session's clock, from its sides
         scenario, attempt, session_id = plan.scenario, plan.attempt, plan.session_id
         if self.dispatch is not None and replayed is None:
             try:
