@@ -55,9 +55,7 @@ async def text_run(
 
 
 def ended(events: list[bridge_pb2.WatchRunResponse]) -> bridge_pb2.SessionSummary:
-    (summary,) = [
-        e.session for e in events if e.kind == bridge_pb2.RUN_EVENT_KIND_SESSION_ENDED
-    ]
+    (summary,) = [e.session for e in events if e.kind == bridge_pb2.RUN_EVENT_KIND_SESSION_ENDED]
     return summary
 
 
@@ -152,7 +150,9 @@ async def test_audio_stays_on_the_real_clock_with_bots_that_could_follow_the_vir
         )
         for role in (USER, AGENT)
     ]
-    got_user, got_agent, events = await asyncio.gather(*(b.run() for b in bots), watch(stub, run_id))
+    got_user, got_agent, events = await asyncio.gather(
+        *(b.run() for b in bots), watch(stub, run_id)
+    )
     assert got_user.start.clock == REAL and got_agent.start.clock == REAL
     assert got_user.start.modality == common_pb2.MODALITY_AUDIO
     assert ended(events).clock == REAL

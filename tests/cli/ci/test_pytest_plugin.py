@@ -69,12 +69,26 @@ def sessions(db: Path) -> list[str]:
         return sorted(s.scenario_name for s in reader.sessions(run_id))
 
 
+def modes(db: Path) -> set[tuple[str, str]]:
+    """The (modality, clock) pairs the last run's sessions were recorded with."""
+    with RecordingReader(db) as reader:
+        (run_id,) = reader.run_ids()[-1:]
+        return {
+            (m.modality, m.clock)
+            for s in reader.sessions(run_id)
+            for m in [reader.session_mode(s.session_id)]
+        }
+
+
 @pytest.mark.timeout(600)
 def test_the_example_suite_as_pytest_items_then_last_failed(workdir: Path) -> None:
     want = expected()
     failing = sorted(n for n, v in want.items() if v == "fail")
+    # The fast tier (text turns, on the virtual clock: --clock auto): the plugin's items,
+    # outcomes, JUnit and --lf do not depend on it, and the suite's verdicts are the same
+    # in every tier (tests/cli/demo/test_demo_tiers.py).
     done = pytest_run(workdir, "--vae-suite", "examples/suite", "--vae-tts", "buzz", "-v",
-                      "--junitxml", "junit.xml")  # fmt: skip
+                      "--junitxml", "junit.xml", "--vae-modality", "text")  # fmt: skip
     assert done.returncode == 1, done.stdout[-4000:] + done.stderr[-2000:]
     assert f"collected {len(want)} items" in done.stdout
     for name, verdict in want.items():
@@ -82,6 +96,7 @@ def test_the_example_suite_as_pytest_items_then_last_failed(workdir: Path) -> No
         assert f"examples/suite/{name}.yaml::{name} {word}" in done.stdout, name
     assert f"{len(failing)} failed, {len(want) - len(failing)} passed" in done.stdout
     assert sessions(workdir / "vae.db") == sorted(want)  # one run, every scenario once
+    assert modes(workdir / "vae.db") == {("text", "virtual")}
 
     cases = {c.name: c for suite in JUnitXml.fromfile(str(workdir / "junit.xml")) for c in suite}
     assert set(cases) == set(want)
@@ -92,7 +107,8 @@ def test_the_example_suite_as_pytest_items_then_last_failed(workdir: Path) -> No
         assert first.startswith(f"{name} failed: ") and any(s in first for s in SIGNALS), first
     assert all(cases[n].is_passed for n, v in want.items() if v == "pass")
 
-    again = pytest_run(workdir, "--vae-suite", "examples/suite", "--vae-tts", "buzz", "--lf")
+    again = pytest_run(workdir, "--vae-suite", "examples/suite", "--vae-tts", "buzz", "--lf",
+                       "--vae-modality", "text")  # fmt: skip
     assert again.returncode == 1, again.stdout[-3000:]
     assert (
         f"{len(failing)} failed" in again.stdout and "passed" not in again.stdout.splitlines()[-1]
@@ -104,15 +120,17 @@ def test_the_example_suite_as_pytest_items_then_last_failed(workdir: Path) -> No
 def test_k_runs_only_the_selected_scenario(workdir: Path) -> None:
     want = expected()
     done = pytest_run(workdir, "--vae-suite", "examples/suite", "--vae-tts", "buzz",
-                      "-k", "book_table", "--vae-db", "k.db")  # fmt: skip
+                      "-k", "book_table", "--vae-db", "k.db", "--vae-clock", "virtual")  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert f"1 passed, {len(want) - 1} deselected" in done.stdout
     assert sessions(workdir / "k.db") == ["restaurant_book_table"]  # one session, not all
+    assert modes(workdir / "k.db") == {("audio", "virtual")}
 
 
 @pytest.mark.timeout(600)
 def test_unscored_items_are_errors_never_passes(workdir: Path) -> None:
-    args = ["--vae-suite", "examples/suite", "--vae-tts", "buzz", "-k", "order_status_noisy"]
+    args = ["--vae-suite", "examples/suite", "--vae-tts", "buzz", "-k", "order_status_noisy",
+            "--vae-clock", "virtual"]  # fmt: skip
     done = pytest_run(workdir, *args, "--vae-no-judge", "--junitxml", "j.xml")
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
     assert "1 error" in done.stdout and "passed" not in done.stdout.splitlines()[-1]
@@ -154,11 +172,15 @@ def test_the_plugin_is_idle_and_light_without_vae_suite(tmp_path: Path) -> None:
     assert plain.returncode == 0 and "1 passed" in plain.stdout and "vae:" not in plain.stdout
     helped = pytest_run(tmp_path, "--help")
     assert "--vae-suite=PATH" in helped.stdout and "--vae-judge-base-url" in helped.stdout
+    assert "--vae-modality=" in helped.stdout and "--vae-clock=" in helped.stdout
+    # Third-party packages by their top-level name; vae's own by their package under vae.
     probe = (
         "import sys, vae.cli.ci.pytest_plugin; "
-        "heavy = {'grpc', 'numpy', 'openai', 'aiosqlite', "
-             "'recordings', 'scorer_service', 'bridge_service', 'bots', 'vae'}; "
-             "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))")  # fmt: skip
+        "heavy = {'grpc', 'numpy', 'openai', 'aiosqlite', 'vae.recordings', "
+             "'vae.scorer_service', 'vae.bridge_service', 'vae.bots', 'vae.bridge', 'vae.common'}; "
+             "names = {'.'.join(m.split('.')[:2]) for m in sys.modules} | "
+             "{m.split('.')[0] for m in sys.modules}; "
+             "print(sorted(heavy & names))")  # fmt: skip
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)  # fmt: skip
     assert loaded.stdout.strip() == "[]"
