@@ -63,7 +63,7 @@ async def test_a_text_run_with_no_clock_given_takes_auto_and_shows_each_sessions
     ]
     args = ["run", str(path), "--bridge", bridge.address, "--run-id", "tiers-auto", "--json",
             "--modality", "text"]  # fmt: skip
-    (code, out, err), *_ = await asyncio.gather(cli(*args), *(b.run() for b in bots))
+    (code, _out, err), *_ = await asyncio.gather(cli(*args), *(b.run() for b in bots))
     assert code == 0, err
     assert [b.start.clock for b in bots] == [common_pb2.CLOCK_KIND_VIRTUAL] * 2
     runner = CliRunner()
