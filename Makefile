@@ -29,9 +29,11 @@ test-deps: dev
 # keeps the tests marked xdist_group("ray") in one worker: one Ray instance.
 PYTEST_WORKERS ?= 3
 
+# --durations=15: every run ends with its 15 slowest tests, so CI time is watched as
+# the suite grows (budget: .ci/run within 35 minutes on the 2-core reference machine).
 test: test-deps  ## install what the tests need, then run them
-	$(PYTHON) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not serial"
-	$(PYTHON) -m pytest -m serial
+	$(PYTHON) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not serial" --durations=15
+	$(PYTHON) -m pytest -m serial --durations=15
 
 lint: dev
 	$(PYTHON) -m ruff check .

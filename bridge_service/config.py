@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from vae.bridge_service.connectors.base import ConnectorConfig
-from vae.bridge_service.timebase import CLOCKS, REAL
+from vae.bridge_service.timebase import AUTO, REAL, RUN_CLOCKS
 from vae.recordings.scenarios.line import LineConditions, merge
 
 #: How the bots of a run talk (``RunOptions.modality``).
@@ -24,6 +24,18 @@ MODALITIES = (AUDIO, TEXT)
 #: Sample rates a bot may send or receive.
 MIN_RATE = 8000
 MAX_RATE = 48000
+
+
+def default_clock(modality: str) -> str:
+    """The clock of a run that asks for none: auto in text, real in audio.
+
+    Why these: a text run on the virtual clock runs as fast as its bots answer
+    and auto takes it only where both bots of a session declared they can follow
+    it (so no bot is ever put on a clock it cannot follow); audio stays on wall
+    time unless asked, because an agent's real-time behaviour is what an audio
+    run is usually meant to test.
+    """
+    return AUTO if modality == TEXT else REAL
 
 
 class EndPolicy(enum.StrEnum):
@@ -147,8 +159,10 @@ class RunSettings:
     replay_sources: dict[str, str] = field(default_factory=dict)
     #: "audio" or "text" (``vae run --modality``): see docs/contract.md.
     modality: str = AUDIO
-    #: "real" or "virtual" (``vae run --clock``): the session's clock (session_time).
-    clock: str = REAL
+    #: "real", "virtual" or "auto" (``vae run --clock``): the sessions' clock (session_time);
+    #: auto picks per session (``vae.bridge_service.runs.tiers.session_clock``). Unset
+    #: (""): the modality's default, :func:`default_clock`.
+    clock: str = ""
     #: Phone-line fields set for the whole run (``vae run --line``), over each
     #: scenario's ``user.line`` (recordings/scenarios/line.py).
     line: dict[str, Any] = field(default_factory=dict)
@@ -161,6 +175,10 @@ class RunSettings:
     otlp_receiver: str = ""
     #: ``vae run --otel-endpoint URL``: export the run's trace there when it ends.
     otel_endpoint: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.clock:  # resolved once, so the recorded options name the clock asked for
+            object.__setattr__(self, "clock", default_clock(self.modality))
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -217,7 +235,7 @@ class RunSettings:
                 "must be 0.05..10 s",
             ),
             (self.modality in MODALITIES, "modality", "must be audio or text"),
-            (self.clock in CLOCKS, "clock", "must be real or virtual"),
+            (self.clock in RUN_CLOCKS, "clock", "must be real, virtual or auto"),
         ]
         for ok, name, problem in checks:
             if not ok:

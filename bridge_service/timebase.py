@@ -32,7 +32,13 @@ from collections.abc import Callable
 
 REAL = "real"
 VIRTUAL = "virtual"
+#: The clocks a session runs on.
 CLOCKS = (REAL, VIRTUAL)
+#: A run's choice, not a session's clock: each session takes the virtual clock when both
+#: of its bots can follow it, else the real one (``vae.bridge_service.runs.tiers``).
+AUTO = "auto"
+#: What ``RunOptions.clock`` may ask for.
+RUN_CLOCKS = (REAL, VIRTUAL, AUTO)
 
 
 class RealTime:

@@ -137,7 +137,9 @@ class SessionRecord:
 class SessionMode:
     """How a session's bots talked and on which clock (``sessions.modality``/``clock``).
 
-    ``audio``/``text``; ``real``/``virtual`` (``RunOptions.modality``/``clock``).
+    ``audio``/``text``; ``real``/``virtual`` (``RunOptions.modality``/``clock``: with
+    ``--clock auto``, the clock chosen for the session; ``auto`` only for an attempt whose
+    bots never paired, so no clock was chosen).
     A text session has no audio channels; audio-only signals are not scored on it
     (docs/scoring.md, "Text sessions").
     """

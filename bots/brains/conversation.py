@@ -40,6 +40,16 @@ Emit = Callable[[common_pb2.BotEvent], Awaitable[None]]
 SendText = Callable[[str], Awaitable[None]]
 
 
+#: Speaking rate the bridge times a text turn at on the virtual clock when the bot gives
+#: no ``duration_ms`` (docs/contract.md, "Text turns").
+TEXT_WORDS_PER_MINUTE = 180
+
+
+def speaking_ms(text: str) -> int:
+    """How long the bridge takes ``text`` to be "spoken" on the virtual clock (>= 1 ms)."""
+    return max(1, round(max(1, len(text.split())) * 60_000 / TEXT_WORDS_PER_MINUTE))
+
+
 class Conversation:
     def __init__(
         self,
@@ -63,6 +73,8 @@ class Conversation:
         #: virtual clock, or the wall clock) and how a time wait gets woken.
         self.clock_ms: Callable[[], int] = lambda: 0
         self.wake_at: Callable[[int], None] = lambda at_ms: None
+        #: Text on the virtual clock: the session time our last turn ends being "spoken".
+        self._spoken_at_ms = 0
         self.db = JsonDb(info.initial_state)
         self.peer = PeerTranscripts()
         #: The context history sent with FinalState. Brains with their own
@@ -219,6 +231,14 @@ class Conversation:
             raise RuntimeError("this conversation cannot send text turns")
         self.turn_mark = self.listener.starts
         await self._send_text(text)
+        if self.info.virtual:
+            # As an utterance in audio, the turn is over once it has been "spoken": the
+            # bridge starts it when our previous one ended (at the earliest now) and hands
+            # it to the peer at its end. Returning earlier would let a script end the call
+            # before its last words were delivered.
+            start = max(self.clock_ms(), self._spoken_at_ms)
+            self._spoken_at_ms = end = start + speaking_ms(text)
+            await self.gate.until(lambda: self.clock_ms() >= end, at_ms=end)
         if self.record_history:
             self.history.append({"role": "assistant", "content": text})
         return SpeechResult(text, True, -1, -1)

@@ -57,7 +57,11 @@ class LoopbackServer(ThreadingHTTPServer):
         if ":" in host:
             self.address_family = socket.AF_INET6
         super().__init__((host, port), handler)
-        self._thread = threading.Thread(target=self.serve_forever, name=name, daemon=True)
+        # serve_forever checks for shutdown() every poll_interval: its default of 0.5 s
+        # made close() (the end of every vae demo) wait up to half a second.
+        self._thread = threading.Thread(
+            target=self.serve_forever, args=(0.02,), name=name, daemon=True
+        )
 
     @property
     def base_url(self) -> str:

@@ -22,8 +22,12 @@ from vae.bridge_service.connectors.base import (
 from vae.common.v1 import common_pb2
 
 MODALITY_PB = {"audio": common_pb2.MODALITY_AUDIO, "text": common_pb2.MODALITY_TEXT}
-CLOCK_PB = {"real": common_pb2.CLOCK_KIND_REAL, "virtual": common_pb2.CLOCK_KIND_VIRTUAL}
-#: Unset (UNSPECIFIED) is absent: the run's default (audio, real) stands.
+CLOCK_PB = {
+    "real": common_pb2.CLOCK_KIND_REAL,
+    "virtual": common_pb2.CLOCK_KIND_VIRTUAL,
+    "auto": common_pb2.CLOCK_KIND_AUTO,
+}
+#: Unset (UNSPECIFIED) is absent: the run's default stands (audio; its modality's clock).
 MODALITY_OF = {v: k for k, v in MODALITY_PB.items()}
 CLOCK_OF = {v: k for k, v in CLOCK_PB.items()}
 

@@ -40,6 +40,7 @@ from vae.bridge_service.runs.dial import dial_for, refusal_reason
 from vae.bridge_service.runs.dispatch import Dispatch, LiveSession, NotRun, SharedQueue
 from vae.bridge_service.runs.model import RunState
 from vae.bridge_service.runs.pairing import PairingPool, PairingTimeout
+from vae.bridge_service.runs.tiers import plan_on_clock
 from vae.bridge_service.session.plan import SessionPlan
 from vae.bridge_service.telemetry.hub import TraceHub
 from vae.recordings.models import Side
@@ -172,6 +173,7 @@ class AttemptRunner:
     ) -> SessionResult:
         """Run an attempt whose sides are at hand: at a worker, else in this process
         (also an attempt claimed from the shared queue: ``vae.bridge_service.shared``)."""
+        plan = plan_on_clock(plan, endpoints)  # --clock auto: this session's clock, from its sides
         session_id = plan.session_id
         if self.traces is not None:  # the agent's spans of this session may now arrive
             agent = endpoints[Side.AGENT].bot.labels.get("url", "")

@@ -17,14 +17,22 @@ Bots that join later are checked at pairing instead
 (:mod:`vae.bridge_service.runs.pairing`): a session takes only a bot that declared
 what the run needs, and an attempt that found only bots that did not ends
 ``bot_unsupported`` naming them.
+
+``RunOptions.clock`` auto (the default in text) asks nothing of the clock
+up front: each session, once its two sides are paired or dialled, runs on the
+virtual clock when both declared they can follow it, else on the real clock
+(:func:`session_clock`), and records the clock it took.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from vae.bridge_service.config import AUDIO, TEXT, RunSettings
-from vae.bridge_service.connectors.base import connector_capabilities
+from vae.bridge_service.connectors.base import SideEndpoint, capabilities, connector_capabilities
 from vae.bridge_service.runs.pairing import PairingPool
-from vae.bridge_service.timebase import REAL
+from vae.bridge_service.session.plan import SessionPlan
+from vae.bridge_service.timebase import AUTO, REAL, VIRTUAL
 from vae.recordings.models import Side
 
 
@@ -37,7 +45,7 @@ def check_tiers(settings: RunSettings, pool: PairingPool, run_id: str, *, replay
     modality, clock = settings.modality, settings.clock
     if modality == AUDIO and clock == REAL:
         return
-    wanted = f"modality {modality} on the {clock} clock"
+    wanted = f"modality {modality}" + ("" if clock == AUTO else f" on the {clock} clock")
     if replay and modality == TEXT:
         raise ValueError(
             "options.modality: a replay plays the recorded caller's audio sample for sample; "
@@ -65,3 +73,24 @@ def check_tiers(settings: RunSettings, pool: PairingPool, run_id: str, *, replay
                 f"{option}: {why}, so none of them can take {wanted}; start {side} bots that "
                 "declare it (vae bot does), or run with --modality audio --clock real"
             )
+
+
+def session_clock(clock: str, endpoints: dict[Side, SideEndpoint]) -> str:
+    """The clock a session on run clock ``clock`` runs on, given its two sides.
+
+    Auto: virtual when every side declared it can follow the virtual clock (a
+    gRPC bot's ``Join.supports_virtual_clock``, a connector's or a replay's
+    capabilities), else real. A chosen clock stands as it is.
+    """
+    if clock != AUTO:
+        return clock
+    able = all(capabilities(endpoint).virtual_clock for endpoint in endpoints.values())
+    return VIRTUAL if endpoints and able else REAL
+
+
+def plan_on_clock(plan: SessionPlan, endpoints: dict[Side, SideEndpoint]) -> SessionPlan:
+    """``plan`` with its run's clock resolved for these sides (the same plan when chosen)."""
+    clock = session_clock(plan.settings.clock, endpoints)
+    if clock == plan.settings.clock:
+        return plan
+    return replace(plan, settings=replace(plan.settings, clock=clock))

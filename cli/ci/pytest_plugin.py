@@ -95,6 +95,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="S",
         help="Override every scenario's max duration, seconds.",
     )
+    add(
+        "--vae-modality",
+        default=os.environ.get("VAE_MODALITY") or None,
+        choices=("audio", "text"),
+        help="Run the scenarios in audio or as text turns (the fast tier) "
+        "[env VAE_MODALITY; audio].",
+    )
+    add(
+        "--vae-clock",
+        default=os.environ.get("VAE_CLOCK") or None,
+        choices=("real", "virtual", "auto"),
+        help="Session clock: real, virtual, or auto (virtual where both bots declare it) "
+        "[env VAE_CLOCK; text: auto, audio: real].",
+    )
     add("--vae-run-id", default="", metavar="ID", help="Name the run [a readable timestamp].")
     add("--vae-tag", action="append", default=[], metavar="TAG", help="Tag the run.")
     add(

@@ -92,6 +92,8 @@ def _options(suite: VaeSuite, in_process: bool) -> bridge_pb2.RunOptions:
         "agent_connector": tuple(get("vae_agent_connector")),
         "connector_kind": get("vae_connector_kind"),
         "connector_options": suite.connector_options(),
+        "modality": get("vae_modality"),
+        "clock": get("vae_clock"),
     }
     if in_process:
         given = {**IN_PROCESS_DEFAULTS, **{k: v for k, v in given.items() if v is not None}}

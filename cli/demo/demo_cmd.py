@@ -77,11 +77,12 @@ DEFAULT_SUITE = Path(__file__).resolve().parents[2] / "examples" / "suite"
 )
 @click.option(
     "--clock",
-    type=click.Choice(["real", "virtual"]),
-    default="real",
-    show_default=True,
+    type=click.Choice(["real", "virtual", "auto"]),
+    default=None,
     envvar="VAE_CLOCK",
-    help="Real time, or the virtual lock-step clock (as fast as the bots go). Env VAE_CLOCK.",
+    help="Real time; the virtual lock-step clock (as fast as the bots go); or auto: "
+    "virtual for each session whose bots both declare it, else real "
+    "[text: auto; audio: real]. Env VAE_CLOCK.",
 )
 @click.option(
     "--allow-unscored",
@@ -107,7 +108,7 @@ def demo_command(
     report_path: Path | None,
     tts: str,
     modality: str,
-    clock: str,
+    clock: str | None,
     allow_unscored: bool,
     otel_endpoint: str | None,
     as_json: bool,
@@ -130,7 +131,8 @@ def demo_command(
     gate's: 0 passed, 1 failed, 3 could not decide (a run that did not
     complete, unscored beyond --max-unscored), 2 usage (docs/ci.md).
 
-    --modality text runs the same suite as text turns and --clock virtual
+    --modality text runs the same suite as text turns (on the virtual clock:
+    the reference bots declare it, so auto takes it) and --clock virtual
     runs its audio on the virtual clock: the same verdicts, in a fraction
     of the time.
 
@@ -157,6 +159,8 @@ def demo_command(
         refuse_conflicts,
     )
     from vae.cli.scoring.rescore_verdict import unscored_exit
+
+    clock = clock or ("auto" if modality == "text" else "real")  # the bridge's default
 
     setup_logging(log_level)
     gate_opts = pop_gate_options(gate_kw)

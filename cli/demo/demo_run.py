@@ -72,7 +72,7 @@ async def run_demo(
     show_progress: bool = True,
     progress: Progress | None = None,
     modality: str = "audio",
-    clock: str = "real",
+    clock: str | None = None,
 ) -> DemoResult:
     """Run the suite end to end and return the run, the scoring and the report path."""
     progress = progress or Progress()
@@ -132,7 +132,7 @@ async def run_demo(
         seconds=time.perf_counter() - started,
         baseline=baseline,
         modality=modality,
-        clock=clock,
+        clock=clock or ("auto" if modality == "text" else "real"),  # unset: the bridge's default
     )
 
 
@@ -145,7 +145,7 @@ def run_demo_or_exit(
     as_json: bool,
     progress: Progress,
     modality: str = "audio",
-    clock: str = "real",
+    clock: str | None = None,
 ) -> DemoResult:
     """:func:`run_demo` for the command: a refused suite is exit 2, a failed call or OS error 1."""
     try:

@@ -26,7 +26,7 @@ from vae.recordings.read.reader import RecordingReader
 from vae.recordings.scenarios.expect import WORDS
 from vae.scorer_service.ledger.unscored import unscored_line
 from vae.scorer_service.report import report_data
-from vae.scorer_service.report.html import render
+from vae.scorer_service.report.html import clock_phrase, render
 
 if TYPE_CHECKING:
     from vae.recordings.backends.locator import Locator
@@ -47,7 +47,8 @@ class DemoResult:
     seconds: float = 0.0
     #: The comparison with the previous scored run of the database (None on the first).
     baseline: dict[str, Any] | None = None
-    #: How the suite ran: "audio"/"text" on the "real"/"virtual" clock.
+    #: How the suite ran: "audio"/"text" on the "real"/"virtual"/"auto" clock (``--clock``;
+    #: each session's own clock is its row's ``clock``).
     modality: str = "audio"
     clock: str = "real"
 
@@ -76,6 +77,8 @@ def write_report(
             "misheard": next(
                 (f["misheard"] for f in s["failing"] if f["gating"] and f.get("misheard")), ""
             ),
+            # The clock the session ran on (--clock auto picks one per session).
+            "clock": s["clock"],
         }
         for s in data["sessions"]
     ], data["baseline"]
@@ -90,9 +93,10 @@ def _first(reasons: list[str], misheard: str | None) -> str:
 def print_summary(result: DemoResult, db_path: Locator) -> None:
     """The demo's text ending: each session and why it failed, the rates, where things are."""
     s = result.summary
+    clocks = clock_phrase(result.clock, [str(row.get("clock")) for row in result.sessions])
     click.echo(
         f"\nrun {result.run_id} ({result.run_status}), scoring {result.scoring_id}"
-        f" ({result.seconds:.0f} s; {result.modality} on the {result.clock} clock)"
+        f" ({result.seconds:.0f} s; {result.modality} on {clocks})"
     )
     rows = [
         [WORDS.get(row["outcome"], row["verdict"]), row["scenario"],

@@ -94,7 +94,9 @@ def run_command(
     problem listed, before the bridge is asked for anything. `--modality text`
     and `--clock virtual` run the same scenarios as the fast tiers (text turns;
     audio on a virtual clock): the bridge refuses them (exit 2) when a
-    connector or the waiting bots cannot follow them. `--replay RUN` plays
+    connector or the waiting bots cannot follow them. Text runs on `--clock
+    auto` unless told: the virtual clock for each session whose two bots
+    declare it, else real time. `--replay RUN` plays
     the recorded callers of RUN, turn by turn, to the agent (only an agent bot
     or `--agent-connector` is needed), then compare: `vae compare RUN NEW`.
     With gate options (--min-success, --baseline, --junit-xml, ...) the run is
@@ -110,7 +112,8 @@ def run_command(
     \b
     Examples:
       vae run examples/suite --bridge 127.0.0.1:50051
-      vae run examples/suite --modality text --clock virtual
+      vae run examples/suite --modality text
+      vae run examples/suite --modality text --clock real
       vae run examples/suite --clock virtual --seed 7
       vae run examples/suite --line codec=mulaw8k,packet_loss=0.05 --seed 3
       vae run examples/tool_backend --tool-backend --agent-connector ws://127.0.0.1:8765

@@ -110,10 +110,12 @@ def session_options(func: F) -> F:
             ),
             click.option(
                 "--clock",
-                type=click.Choice(["real", "virtual"]),
+                type=click.Choice(["real", "virtual", "auto"]),
                 envvar="VAE_CLOCK",
-                help="The session clock: real time, or the virtual lock-step clock that runs as "
-                "fast as both bots keep up (bots must declare it) [real]. Env VAE_CLOCK.",
+                help="The session clock: real time; the virtual lock-step clock that runs as "
+                "fast as both bots keep up (bots must declare it); or auto: virtual for each "
+                "session whose two bots declare it, else real (recorded per session) "
+                "[text: auto; audio: real]. Env VAE_CLOCK.",
             ),
             click.option(
                 "--line",

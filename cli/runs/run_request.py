@@ -78,11 +78,19 @@ def connector(
 
 
 _MODALITY = {"audio": common_pb2.MODALITY_AUDIO, "text": common_pb2.MODALITY_TEXT}
-_CLOCK = {"real": common_pb2.CLOCK_KIND_REAL, "virtual": common_pb2.CLOCK_KIND_VIRTUAL}
+_CLOCK = {
+    "real": common_pb2.CLOCK_KIND_REAL,
+    "virtual": common_pb2.CLOCK_KIND_VIRTUAL,
+    "auto": common_pb2.CLOCK_KIND_AUTO,
+}
 
 
 def set_tier(options: bridge_pb2.RunOptions, modality: str | None, clock: str | None) -> None:
-    """Set ``--modality`` and ``--clock`` on ``options`` (unset: the bridge's audio, real)."""
+    """Set ``--modality`` and ``--clock`` on ``options``.
+
+    Unset: the bridge's defaults, audio, and the modality's clock (auto in text, real
+    in audio).
+    """
     if modality:
         options.modality = _MODALITY[modality]
     if clock:

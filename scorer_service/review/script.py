@@ -7,7 +7,9 @@ was saved or why not, and steps through sessions by keyboard: ``p``/``f``/
 ``u`` label the current session (with its note) and go to the next
 unlabelled one, ``n`` goes there without labelling, ``k`` goes back,
 ``space`` plays or pauses. Keys typed into a note are the note's. Sessions
-hidden by the report's filters are skipped. Bot text never reaches this
+hidden by the report's filters are skipped. A session's details (timeline,
+audio, transcript, evidence) are fetched from the server the first time it
+is opened; until then it shows its summary and labelling panel. Bot text never reaches this
 script except as escaped JSON or element text (``textContent``).
 """
 
@@ -163,6 +165,31 @@ REVIEW_SCRIPT = r"""
       else audio.pause();
     }
   });
+  // A session's details come from the server the first time it is opened (the page holds
+  // only summaries and panels, so a large run opens at once). The HTML is the server's own
+  // rendering, every bot text in it escaped there.
+  function load(el) {
+    var slot = el.querySelector(":scope > .details-later");
+    if (!slot || slot.dataset.state) return;
+    slot.dataset.state = "loading";
+    fetch(slot.dataset.src, {headers: {"X-Vae-Token": data.token}}).then(function (r) {
+      if (!r.ok) throw new Error("HTTP " + r.status);
+      return r.text();
+    }).then(function (html) {
+      var body = document.createElement("div");
+      body.className = "details";
+      body.innerHTML = html;
+      slot.replaceWith(body);
+    }, function (e) {
+      slot.dataset.state = "";
+      slot.textContent = "could not load this session's details (" + e.message +
+        "): close and open it again";
+    });
+  }
+  list.addEventListener("toggle", function (ev) {
+    var el = ev.target;
+    if (el.matches && el.matches("details.session") && el.open) load(el);
+  }, true);
   sessions.forEach(function (el) { el.open = false; });
   var first = shown().filter(function (el) { return !labelled(el); })[0] || shown()[0];
   setCurrent(first || null, false);

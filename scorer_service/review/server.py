@@ -12,8 +12,10 @@ the page says was saved is on disk.
 
 Store reads run in a worker thread, one at a time (one reader connection).
 The page's recordings and verdicts are read once, before the URL is printed
-(about a second per ten sessions on a small machine); each load of the page
-reads the labels anew.
+(about half a second for 200 sessions on a small machine); each load of the
+page reads the labels anew. The page holds each session's summary and
+labelling panel; a session's details are served (``/session/<id>``) when
+the page opens it.
 """
 
 from __future__ import annotations
@@ -47,7 +49,12 @@ from vae.scorer_service.review.http import (
     read_request,
     write_response,
 )
-from vae.scorer_service.review.page import base_data, render_review, review_data
+from vae.scorer_service.review.page import (
+    base_data,
+    render_review,
+    review_data,
+    session_details,
+)
 
 log = logging.getLogger("vae.scorer.review")
 
@@ -162,6 +169,8 @@ class ReviewServer:
             return Response(200, html.encode(), "text/html; charset=utf-8")
         if request.path.startswith("/audio/") and request.method in ("GET", "HEAD"):
             return await self._audio_file(request)
+        if request.path.startswith("/session/") and request.method in ("GET", "HEAD"):
+            return await self._details(unquote(request.path.removeprefix("/session/")))
         if request.path == "/labels":
             if request.method == "POST":
                 return await self._post_label(request)
@@ -176,6 +185,16 @@ class ReviewServer:
         if self._base is None:
             self._base = base_data(reader, self.run_id, self.scoring_id)
         return render_review(review_data(reader, self._base, self.labeller, self.token))
+
+    async def _details(self, sid: str) -> Response:
+        """A session's details, rendered from what was read at start (no store read; in
+        turn with the page's own reads, which update the same data)."""
+        base = self._base
+        assert base is not None
+        html = await self._read(lambda _reader: session_details(base, sid, self.token))
+        if html is None:
+            return json_response(404, {"error": "no such session in this run"})
+        return Response(200, html.encode(), "text/html; charset=utf-8")
 
     async def _audio_file(self, request: Request) -> Response:
         sid = unquote(request.path.removeprefix("/audio/"))

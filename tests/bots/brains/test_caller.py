@@ -177,7 +177,10 @@ async def test_the_same_seed_gives_the_same_behaviour_and_another_seed_another(
 
     async def choices(seed: int) -> list[str]:
         scenario = two_sided("seeded", {"behaviour": behaviour, "script": lines})
-        run_id = await run_with_bots(bridge, [scenario], seed=seed)
+        # The virtual clock: the seed decides what the caller does, not wall time.
+        run_id = await run_with_bots(
+            bridge, [scenario], seed=seed, clock=common_pb2.CLOCK_KIND_VIRTUAL
+        )
         sid = session_of(bridge.db_path, run_id, "seeded")
         said = [t["text"] for t in spoken(bridge.db_path, sid, Side.USER)]
         made = [m for m in logs(bridge.db_path, sid, Side.USER) if m.startswith("caller behaviour")]

@@ -45,8 +45,9 @@ async def test_text_on_the_real_clock_is_delivered_at_once_and_recorded(
     bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
 ) -> None:
     run_id = await start_run(
-        stub, [scenario()], modality=TEXT, inactivity_timeout_s=1, max_auto_retries=0
-    )
+        stub, [scenario()], modality=TEXT, clock=common_pb2.CLOCK_KIND_REAL,
+        inactivity_timeout_s=1, max_auto_retries=0,
+    )  # fmt: skip
     agent = StepBot(
         bridge.address, AGENT, run_id, turns={0: "Trattoria Luca, <b>good</b> evening."}
     )

@@ -110,7 +110,11 @@ async def test_two_bridges_on_one_database_serve_one_run(pg_url: str) -> None:
     second, at_second = await start_shared_bridge(pg_url, "--workers", "2")
     bots = [*await start_bots(at_first), *await start_bots(at_second)]
     try:
-        run = await spawn("run", str(SUITE), "--bridge", at_first, "--concurrency", "4", "--json")
+        # On the virtual clock: what is shared (the queue, the claims, the identities, the
+        # recordings) is the same as on wall time, in a fraction of it; the tests below that
+        # kill, stop or freeze a bridge mid-session keep wall time.
+        run = await spawn("run", str(SUITE), "--bridge", at_first, "--concurrency", "4",
+                          "--clock", "virtual", "--json")  # fmt: skip
         out, err = await asyncio.wait_for(run.communicate(), 300)
         assert run.returncode == 0, err.decode()[-3000:]
         doc: dict[str, Any] = json.loads(out)
@@ -135,6 +139,7 @@ async def test_two_bridges_on_one_database_serve_one_run(pg_url: str) -> None:
     with RecordingReader(pg_url) as reader:
         for s in reader.sessions(doc["run_id"]):
             assert len(reader.channel_rates(s.session_id)) == 4, s.session_id
+            assert reader.session_mode(s.session_id).clock == "virtual", s.session_id
     assert jobs_left(pg_url) == 0
 
 

@@ -70,6 +70,17 @@ def sessions(db: Path) -> list[str]:
         return sorted(s.scenario_name for s in reader.sessions(run_id))
 
 
+def modes(db: Path) -> set[tuple[str, str]]:
+    """The (modality, clock) pairs the last run's sessions were recorded with."""
+    with RecordingReader(db) as reader:
+        (run_id,) = reader.run_ids()[-1:]
+        return {
+            (m.modality, m.clock)
+            for s in reader.sessions(run_id)
+            for m in [reader.session_mode(s.session_id)]
+        }
+
+
 @pytest.mark.timeout(600)
 def test_the_example_suite_as_pytest_items_then_last_failed(workdir: Path) -> None:
     """Built-to-fail scenarios are xfailed; one whose `expect-fail` tag was removed (as a user
@@ -78,8 +89,11 @@ def test_the_example_suite_as_pytest_items_then_last_failed(workdir: Path) -> No
     built = sorted(n for n, v in want.items() if v == "fail")
     forgot = built[0]
     untag_expect_fail(workdir / "examples" / "suite" / f"{forgot}.yaml")
+    # The fast tier (text turns, on the virtual clock: --clock auto): the plugin's items,
+    # outcomes, JUnit and --lf do not depend on it, and the suite's verdicts are the same
+    # in every tier (tests/cli/demo/test_demo_tiers.py).
     done = pytest_run(workdir, "--vae-suite", "examples/suite", "--vae-tts", "buzz", "-v",
-                      "--junitxml", "junit.xml")  # fmt: skip
+                      "--junitxml", "junit.xml", "--vae-modality", "text")  # fmt: skip
     assert done.returncode == 1, done.stdout[-4000:] + done.stderr[-2000:]
     assert f"collected {len(want)} items" in done.stdout
     for name, verdict in want.items():
@@ -88,6 +102,7 @@ def test_the_example_suite_as_pytest_items_then_last_failed(workdir: Path) -> No
     passing = len(want) - len(built)
     assert f"1 failed, {passing} passed, {len(built) - 1} xfailed" in done.stdout
     assert sessions(workdir / "vae.db") == sorted(want)  # one run, every scenario once
+    assert modes(workdir / "vae.db") == {("text", "virtual")}
 
     cases = {c.name: c for suite in JUnitXml.fromfile(str(workdir / "junit.xml")) for c in suite}
     assert set(cases) == set(want)
@@ -102,7 +117,8 @@ def test_the_example_suite_as_pytest_items_then_last_failed(workdir: Path) -> No
         ), name
     assert all(cases[n].is_passed for n, v in want.items() if v == "pass")
 
-    again = pytest_run(workdir, "--vae-suite", "examples/suite", "--vae-tts", "buzz", "--lf")
+    again = pytest_run(workdir, "--vae-suite", "examples/suite", "--vae-tts", "buzz", "--lf",
+                       "--vae-modality", "text")  # fmt: skip
     assert again.returncode == 1, again.stdout[-3000:]
     assert "1 failed" in again.stdout and "passed" not in again.stdout.splitlines()[-1]
     assert sessions(workdir / "vae.db") == [forgot]  # --lf narrowed the run itself
@@ -112,15 +128,17 @@ def test_the_example_suite_as_pytest_items_then_last_failed(workdir: Path) -> No
 def test_k_runs_only_the_selected_scenario(workdir: Path) -> None:
     want = expected()
     done = pytest_run(workdir, "--vae-suite", "examples/suite", "--vae-tts", "buzz",
-                      "-k", "book_table", "--vae-db", "k.db")  # fmt: skip
+                      "-k", "book_table", "--vae-db", "k.db", "--vae-clock", "virtual")  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert f"1 passed, {len(want) - 1} deselected" in done.stdout
     assert sessions(workdir / "k.db") == ["restaurant_book_table"]  # one session, not all
+    assert modes(workdir / "k.db") == {("audio", "virtual")}
 
 
 @pytest.mark.timeout(600)
 def test_unscored_items_are_errors_never_passes(workdir: Path) -> None:
-    args = ["--vae-suite", "examples/suite", "--vae-tts", "buzz", "-k", "order_status_noisy"]
+    args = ["--vae-suite", "examples/suite", "--vae-tts", "buzz", "-k", "order_status_noisy",
+            "--vae-clock", "virtual"]  # fmt: skip
     done = pytest_run(workdir, *args, "--vae-no-judge", "--junitxml", "j.xml")
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
     assert "1 error" in done.stdout and "passed" not in done.stdout.splitlines()[-1]
@@ -162,6 +180,7 @@ def test_the_plugin_is_idle_and_light_without_vae_suite(tmp_path: Path) -> None:
     assert plain.returncode == 0 and "1 passed" in plain.stdout and "vae:" not in plain.stdout
     helped = pytest_run(tmp_path, "--help")
     assert "--vae-suite=PATH" in helped.stdout and "--vae-judge-base-url" in helped.stdout
+    assert "--vae-modality=" in helped.stdout and "--vae-clock=" in helped.stdout
     # Nothing heavy, and of vae only the plugin's own packages (whose __init__ are docstrings).
     probe = (
         "import sys, vae.cli.ci.pytest_plugin; "

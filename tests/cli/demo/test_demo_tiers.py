@@ -1,7 +1,10 @@
 """`vae demo --modality text` and `--clock virtual`: the example suite, the same verdicts.
 
 The whole example suite (``examples/suite``) runs three times through the real
-demo — audio on the real clock, text turns, audio on the virtual clock — with
+demo — audio on the real clock (the one whole-suite run on wall time the
+tests keep: the reference), text turns (on the virtual clock, which
+``--clock auto``, text's default, takes with the reference bots), audio on
+the virtual clock — with
 the scripted reference bots, the scorer and the stand-in judge. Every
 scenario must end the same way in each tier (stop reason, verdict, the
 gating signals that fail), the suite's own tags must hold (``expect-pass``
@@ -57,7 +60,8 @@ def test_every_tier_gives_the_example_suite_the_same_verdicts(tmp_path: Path) ->
     audio = demo(tmp_path / "audio.db")
     text = demo(tmp_path / "text.db", "--modality", "text")
     virtual = demo(tmp_path / "virtual.db", "--clock", "virtual")
-    assert (text["modality"], text["clock"]) == ("text", "real")
+    assert (text["modality"], text["clock"]) == ("text", "auto")
+    assert {s["clock"] for s in text["sessions"]} == {"virtual"}, "both bots declare it"
     assert (virtual["modality"], virtual["clock"]) == ("audio", "virtual")
 
     reference = outcome(audio)
@@ -75,7 +79,8 @@ def test_every_tier_gives_the_example_suite_the_same_verdicts(tmp_path: Path) ->
         run_id = str(text["run_id"])
         (scoring,) = reader.scorings(run_id)
         for s in reader.sessions(run_id):
-            assert reader.session_mode(s.session_id).modality == "text"
+            mode = reader.session_mode(s.session_id)
+            assert (mode.modality, mode.clock) == ("text", "virtual")
             for channel in Channel:
                 assert reader.segments(s.session_id, channel) == []
         timing = [r for r in reader.scores(scoring.scoring_id) if r.signal.startswith("timing.")]
@@ -87,7 +92,7 @@ def test_every_tier_gives_the_example_suite_the_same_verdicts(tmp_path: Path) ->
         )
         assert "latency" not in text["summary"] or text["summary"]["latency"].get("p50_s") is None
         report = Path(str(text["report"])).read_text()
-        assert "text on the real clock" in report and "<audio" not in report
+        assert "text on the virtual clock (auto)" in report and "<audio" not in report
 
     # The virtual clock: the same kind of recording, far faster than its calls took.
     with RecordingReader(tmp_path / "virtual.db") as reader:

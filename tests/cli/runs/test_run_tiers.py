@@ -53,6 +53,26 @@ async def test_a_text_run_on_the_virtual_clock_from_the_command_line(
     assert "text/virtual" in text.output and "x real time" in text.output
 
 
+async def test_a_text_run_with_no_clock_given_takes_auto_and_shows_each_sessions_clock(
+    bridge: BridgeServer, tmp_path: Path
+) -> None:
+    path = scenario_file(tmp_path)
+    bots = [
+        StepBot(bridge.address, common_pb2.ROLE_USER, turns={1: "Hi there."}),
+        StepBot(bridge.address, common_pb2.ROLE_AGENT, turns={0: "Hello.", 2: "Bye."}, end_at=2),
+    ]
+    args = ["run", str(path), "--bridge", bridge.address, "--run-id", "tiers-auto", "--json",
+            "--modality", "text"]  # fmt: skip
+    (code, _out, err), *_ = await asyncio.gather(cli(*args), *(b.run() for b in bots))
+    assert code == 0, err
+    assert [b.start.clock for b in bots] == [common_pb2.CLOCK_KIND_VIRTUAL] * 2
+    runner = CliRunner()
+    shown = runner.invoke(vae, ["runs", "show", "tiers-auto", "--db", str(bridge.db_path)])
+    assert shown.exit_code == 0, shown.output
+    assert "modality: text, clock: auto" in shown.output, "what the run asked for"
+    assert "text/virtual" in shown.output, "what its session took"
+
+
 async def test_a_tier_the_connector_cannot_serve_exits_2_naming_why(
     bridge: BridgeServer, tmp_path: Path
 ) -> None:
@@ -76,13 +96,15 @@ def test_the_options_become_run_options() -> None:
     )}  # fmt: skip
     base.update(user_connector=(), agent_connector=(), connector_options="{}")
     plain = run_options((), {**base, "modality": None, "clock": None})
-    assert not plain.modality and not plain.clock, "unset: the bridge's defaults (audio, real)"
+    assert not plain.modality and not plain.clock, "unset: the bridge's defaults"
     fast = run_options((), {**base, "modality": "text", "clock": "virtual"})
     assert fast.modality == common_pb2.MODALITY_TEXT
     assert fast.clock == common_pb2.CLOCK_KIND_VIRTUAL
     assert not plain.HasField("tool_backend"), "unset: the scenarios decide"
     tools = run_options((), {**base, "modality": None, "clock": None, "tool_backend": True})
     assert tools.HasField("tool_backend") and tools.tool_backend
+    auto = run_options((), {**base, "modality": "audio", "clock": "auto"})
+    assert auto.clock == common_pb2.CLOCK_KIND_AUTO
 
 
 def test_bad_values_and_the_environment() -> None:

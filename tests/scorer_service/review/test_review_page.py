@@ -72,6 +72,11 @@ def test_every_request_needs_the_token_and_a_wrong_one_writes_nothing(tmp_path: 
         assert request(f"{base}?token=wrong")[0] == 403
         assert request(f"{base}audio/{sid}")[0] == 403
         assert request(f"{base}audio/{sid}?token={token}")[0] == 200
+        # A session's details, loaded when the page opens it: the same guard.
+        assert request(f"{base}session/{sid}")[0] == 403
+        status, details = request(f"{base}session/{sid}?token={token}")
+        assert status == 200 and b'class="transcript"' in details
+        assert request(f"{base}session/nope?token={token}")[0] == 404
         for bad in ({"X-Vae-Token": "wrong"}, {}):
             status, body = request(f"{base}labels", method="POST", body=label,
                                    headers={**JSON, **bad})  # fmt: skip
@@ -159,6 +164,9 @@ def test_a_click_and_a_key_press_label_at_once_and_a_reload_shows_them(tmp_path:
         assert closed.get_attribute("open") is not None
         assert page.locator("details.session.current summary b").inner_text() == name
         assert closed.locator(".lrow input.lnote").first.is_visible()
+        # Its details were not in the page: they are fetched now that it is open.
+        assert closed.locator("table.transcript").first.inner_text()
+        assert closed.locator("svg.timeline").count() == 1
         got = labels(db)
         assert ("change_flight", "session", "fail", "", "ann") in got
         assert (second, "session", "pass", "", "ann") in got
@@ -189,6 +197,9 @@ def test_hostile_bot_text_and_notes_are_shown_as_text(tmp_path: Path) -> None:
         assert f'NL #0: The agent says "{EVIL}"' in flight.locator(".lpanel").inner_text()
         assert f"eve<b>: fail — {EVIL}" in flight.locator("ul.lothers").inner_text()
         assert page.locator("img").count() == 0
+        # Once the details (loaded on demand, as HTML the server escaped) are in the page:
+        # still nothing ran.
+        assert page.evaluate("() => window.pwned") is None
     assert watch.errors == [] and watch.requests == []
 
 

@@ -614,7 +614,8 @@ class Join(_message.Message):
     supports_virtual_clock: _builtins.bool
     """This bot can follow the virtual clock (SessionStart.clock
     CLOCK_KIND_VIRTUAL): it answers every step with ClockAck. A run on the
-    virtual clock pairs only bots that declare it.
+    virtual clock pairs only bots that declare it; on CLOCK_KIND_AUTO (the
+    default in text) a session runs virtual only when both of its bots declare it.
     """
     accepts_redirect: _builtins.bool
     """This bot follows a Redirect: the bridge may then hand its session to one
@@ -817,7 +818,8 @@ class SessionStart(_message.Message):
     audio: send and read TextTurn; audio from the bot is refused.
     """
     clock: _common_pb2.ClockKind.ValueType
-    """The real clock or the virtual, lock-step one (RunOptions.clock). On the
+    """The real clock or the virtual, lock-step one (RunOptions.clock; with
+    CLOCK_KIND_AUTO the one chosen for this session: never AUTO here). On the
     virtual clock, answer every step with ClockAck (docs/contract.md, "The
     virtual clock"); audio steps are frame_ms long, one frame per message.
     """
@@ -1473,11 +1475,13 @@ class RunOptions(_message.Message):
     every bot of a role waiting at StartRun did not declare Join.supports_text.
     """
     clock: _common_pb2.ClockKind.ValueType
-    """The real clock (CLOCK_KIND_REAL, the default when unset) or the virtual,
-    lock-step one (CLOCK_KIND_VIRTUAL). Virtual is refused (INVALID_ARGUMENT)
-    with a connector that cannot follow it (pipecat, twilio) and when every
-    bot of a role waiting at StartRun did not declare
-    Join.supports_virtual_clock.
+    """The real clock (CLOCK_KIND_REAL), the virtual, lock-step one
+    (CLOCK_KIND_VIRTUAL), or each session's choice (CLOCK_KIND_AUTO: virtual
+    when both of its sides declare they can follow it, else real; recorded per
+    session). Unset: AUTO with MODALITY_TEXT, REAL with MODALITY_AUDIO.
+    Virtual is refused (INVALID_ARGUMENT) with a connector that cannot follow
+    it (pipecat, twilio) and when every bot of a role waiting at StartRun did
+    not declare Join.supports_virtual_clock; AUTO is never refused for its clock.
     """
     redaction_json: _builtins.str
     """Redact personal data as the run is recorded (vae run --redact): a redaction
@@ -1839,7 +1843,9 @@ class SessionSummary(_message.Message):
     finished: _builtins.bool
     """False when the stop reason is unfinished (see docs/scoring.md)."""
     modality: _common_pb2.Modality.ValueType
-    """The session's modality and clock, as the run asked."""
+    """The session's modality and clock: the clock it ran on (with RunOptions.clock
+    AUTO, the one chosen for it; AUTO only when its bots never paired).
+    """
     clock: _common_pb2.ClockKind.ValueType
     @_builtins.property
     def session(self) -> _common_pb2.SessionRef: ...

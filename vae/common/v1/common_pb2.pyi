@@ -116,6 +116,13 @@ class _ClockKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ClockKind.V
     fast as they keep up. docs/contract.md ("The virtual clock") specifies it.
     Only bots that declare Join.supports_virtual_clock take such a session.
     """
+    CLOCK_KIND_AUTO: _ClockKind.ValueType  # 3
+    """A run's choice (RunOptions.clock), never a session's: each session runs on
+    the virtual clock when both of its sides declare they can follow it
+    (Join.supports_virtual_clock; a connector's kind), else on the real clock.
+    The session's SessionStart.clock and SessionSummary.clock say which it took
+    (SessionSummary.clock stays AUTO only for an attempt whose bots never paired).
+    """
 
 class ClockKind(_ClockKind, metaclass=_ClockKindEnumTypeWrapper):
     """The clock a session runs on (RunOptions.clock, SessionStart.clock)."""
@@ -131,6 +138,13 @@ CLOCK_KIND_VIRTUAL: ClockKind.ValueType  # 2
 when both bots have answered the current step (vae.bridge.v1.ClockAck), as
 fast as they keep up. docs/contract.md ("The virtual clock") specifies it.
 Only bots that declare Join.supports_virtual_clock take such a session.
+"""
+CLOCK_KIND_AUTO: ClockKind.ValueType  # 3
+"""A run's choice (RunOptions.clock), never a session's: each session runs on
+the virtual clock when both of its sides declare they can follow it
+(Join.supports_virtual_clock; a connector's kind), else on the real clock.
+The session's SessionStart.clock and SessionSummary.clock say which it took
+(SessionSummary.clock stays AUTO only for an attempt whose bots never paired).
 """
 Global___ClockKind: _TypeAlias = ClockKind  # noqa: Y015
 
