@@ -152,6 +152,8 @@ class RunSettings:
     redaction: dict[str, Any] | None = None
     #: Serve every session's agent tools from a tool backend (``vae run --tool-backend``).
     tool_backend: bool = False
+    #: Seconds over which the first ``concurrency`` sessions start (``vae load --ramp-up``).
+    ramp_up_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -209,6 +211,7 @@ class RunSettings:
             ),
             (self.modality in MODALITIES, "modality", "must be audio or text"),
             (self.clock in CLOCKS, "clock", "must be real or virtual"),
+            (0 <= self.ramp_up_s <= 3600, "ramp_up_s", "must be 0..3600 s"),
         ]
         for ok, name, problem in checks:
             if not ok:

@@ -94,6 +94,13 @@ class RecordingWriter(ScoringWriter, LabelWriter):
             ],
         )
 
+    async def drop_run_scenarios(self, run_id: str, names: Sequence[str]) -> None:
+        """Take scenarios a drained run never started out of it (they have no session)."""
+        await self.executemany(
+            "DELETE FROM run_scenarios WHERE run_id = ? AND scenario_name = ?",
+            [(run_id, name) for name in names],
+        )
+
     async def start_session(self, s: SessionRecord) -> None:
         if (p := self._private(s.run_id)) is not None:
             s = await p.session(s)
