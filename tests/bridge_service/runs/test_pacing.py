@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 from tests.bridge_service.bots import TestBot, tone
 from tests.bridge_service.conftest import scenario, start_run, watch
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.bridge_service.server import BridgeServer
 from vae.common.v1 import common_pb2
+from vae.recordings.models import Side
 from vae.recordings.read.reader import RecordingReader
 
 USER, AGENT = common_pb2.ROLE_USER, common_pb2.ROLE_AGENT
@@ -75,8 +77,8 @@ async def test_ramp_up_spaces_the_first_sessions_of_a_run(
     ]
     playing = asyncio.gather(*(b.run() for b in bots))
     async with asyncio.timeout(20):
-        while bridge.pool.waiting() < 6:
-            await asyncio.sleep(0.02)
+        for role in (Side.USER, Side.AGENT):
+            await bridge.pool.until_waiting(role, 3)
     run_id = await start_run(
         stub,
         [scenario(f"s{i}") for i in range(3)],
@@ -90,6 +92,6 @@ async def test_ramp_up_spaces_the_first_sessions_of_a_run(
     assert events[-1].status == bridge_pb2.RUN_STATUS_COMPLETED
     with RecordingReader(bridge.db_path) as reader:
         starts = sorted(s.started_ns for s in reader.sessions(run_id))
-    gaps = [(b - a) / 1e9 for a, b in zip(starts, starts[1:], strict=False)]
+    gaps = [(b - a) / 1e9 for a, b in itertools.pairwise(starts)]
     # 0.9 s over 3 slots: each start 0.3 s after the one before (pairing adds little).
     assert all(0.25 <= g <= 0.6 for g in gaps), gaps
