@@ -163,9 +163,11 @@ async def _steps(
         if interrupt.is_set():
             break
         tags = ["load", cfg.load_id, f"load-step-{index}", f"concurrency-{level}"]
+        run_id = f"{cfg.load_id}-step{index}-c{level}"
+        cfg.progress(f"step {index}: {level} at once, run {run_id} starting")
         run, measured = await _measured_run(
-            cfg, stub, target, lag, interrupt, started, level=level,
-            run_id=f"{cfg.load_id}-step{index}-c{level}", tags=tags, seconds=cfg.plan.step_s,
+            cfg, stub, target, lag, interrupt, started, level=level, run_id=run_id, tags=tags,
+            seconds=cfg.plan.step_s,
         )  # fmt: skip
         step = await step_result(index, level, run, db=cfg.db, config=cfg.scoring,
                                  target=target, measured=measured, limits=cfg.limits,
@@ -189,6 +191,7 @@ async def _soak(
     level, seconds = cfg.plan.soak_concurrency, cfg.plan.soak_s
     assert level is not None and seconds is not None
     t0 = time.monotonic()
+    cfg.progress(f"soak: {level} at once, run {cfg.load_id}-soak-c{level} starting")
     run, measured = await _measured_run(
         cfg, stub, target, lag, interrupt, started, level=level,
         run_id=f"{cfg.load_id}-soak-c{level}", tags=["load", cfg.load_id, "soak",

@@ -32,9 +32,7 @@ async def test_a_drained_run_finishes_what_it_started_and_drops_the_rest(
     bridge: BridgeServer, stub: bridge_pb2_grpc.BridgeServiceStub
 ) -> None:
     docs = [scenario(f"s{i}") for i in range(6)]
-    run_id = await start_run(
-        stub, docs, concurrency=2, max_auto_retries=0, inactivity_timeout_s=10
-    )
+    run_id = await start_run(stub, docs, concurrency=2, max_auto_retries=0, inactivity_timeout_s=10)
     release = asyncio.Event()
     behaviour = held_talk(release)
     bots = [
