@@ -99,7 +99,7 @@ async def step_result(
 
 async def soak_result(
     level: int,
-    run: StepRun,
+    runs: list[StepRun],
     *,
     db: Locator,
     config: ScoringConfig,
@@ -110,10 +110,12 @@ async def soak_result(
     duration_s: float,
     window_s: float | None,
 ) -> SoakResult:
-    calls = await recorded_calls(db, run.run_id, config)
+    calls = [c for run in runs for c in await recorded_calls(db, run.run_id, config)]
     room = _headroom(calls, target, measured, limits, virtual)
     if window_s is None:  # a tenth of the soak, and at least two calls long
         lengths = sorted(c.session_s for c in calls) or [0.0]
         window_s = max(duration_s / 10, 2 * lengths[len(lengths) // 2], 1.0)
     timeline = soak(calls, "virtual" if virtual else "real", level, window_s, duration_s)
-    return SoakResult(level, run.run_id, timeline, room, run.partial, run.ran_out)
+    ids = [r.run_id for r in runs]
+    partial = any(r.partial for r in runs)
+    return SoakResult(level, ids[0], timeline, room, partial, runs[-1].ran_out, ids)

@@ -44,8 +44,10 @@ def load_command(suite: tuple[str, ...], as_json: bool, log_level: str, **opts: 
     --concurrency N holds one level instead and reports p95 and success per
     window and the latency drift per hour with its confidence interval.
 
-    Exit codes: 0 done, 1 a step failed or was interrupted, 2 usage; with
-    --min-concurrency the gate's: 0 passed, 1 failed, 3 could not decide.
+    Exit codes: 0 done, 1 interrupted (Ctrl-C: the step under way is kept,
+    marked partial), a step that recorded no call or a bridge that failed, 2
+    usage; with --min-concurrency the gate's: 0 passed, 1 failed, 3 could
+    not decide. Every option also reads VAE_LOAD_<OPTION>.
 
     \b
     Examples:
@@ -217,5 +219,11 @@ def _run(cfg: Any, report: Path | None, as_json: bool) -> int:
         return 1
     if result.gate is not None:
         return result.gate.code
-    failed = [s for s in result.steps if s.figures.calls == 0]
-    return 1 if failed else 0
+    empty = [s for s in result.steps if s.figures.calls == 0]
+    if result.soak is not None and result.soak.soak.overall.calls == 0:
+        click.echo("error: the soak recorded no call", err=True)
+        return 1
+    if empty:
+        click.echo(f"error: step {empty[0].index} recorded no call", err=True)
+        return 1
+    return 0

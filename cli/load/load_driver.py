@@ -110,6 +110,14 @@ class Deadline:
             return None
         return max(0.0, self.seconds - (time.monotonic() - self._t0))
 
+    def left(self) -> float:
+        """Seconds of the duration left (virtual: by the finished calls' session time)."""
+        if self.seconds is None:
+            return 0.0
+        if not self.virtual:
+            return self.wall_left() or 0.0
+        return max(0.0, self.seconds - self._session_s / self.slots)
+
     def started(self) -> None:
         self._running += 1
 

@@ -152,9 +152,12 @@ async def in_process(options: HarnessOptions) -> AsyncIterator[Target]:
                     if options.agent is not None:
                         cmd = agent_command(bridge.address, options.agent, options.largest,
                                             options.tts)  # fmt: skip
+                        # Its own session: a Ctrl-C in the terminal is vae load's to handle
+                        # (it cancels the step), not the agent's; vae load stops it after.
                         agent = await asyncio.create_subprocess_exec(
                             *cmd, stdin=asyncio.subprocess.DEVNULL,
                             stdout=asyncio.subprocess.DEVNULL, stderr=agent_log,
+                            start_new_session=True,
                         )  # fmt: skip
                     await _joined(bridge, options.largest, agent, agent_log)
                     yield Target(bridge.address, bridge=bridge)

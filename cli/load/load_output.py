@@ -73,7 +73,7 @@ def soak_text(soak: SoakResult) -> list[str]:
     lines = [
         f"soak: {soak.concurrency} at once, {s.overall.calls} calls, success "
         f"{pct(s.overall.success_rate, 0)}, p95 {_ms(s.overall.latency_ms.p95)} ms "
-        f"(run {soak.run_id})",
+        f"(run {', '.join(soak.run_ids or [soak.run_id])})",
         table(["window s", "calls", "success", "p95 ms", "failures"], rows, right=range(1, 5)),
     ]
     d = s.drift
@@ -113,7 +113,9 @@ def print_text(result: LoadResult) -> None:
         lines.append(f"gate: {result.gate.line}")
     if result.report:
         lines.append(f"report: {result.report}")
-    runs = [s.run_id for s in result.steps] + ([result.soak.run_id] if result.soak else [])
+    runs = [s.run_id for s in result.steps]
+    if result.soak is not None:
+        runs += result.soak.run_ids or [result.soak.run_id]
     if runs:
         lines.append(f"each step is a run: vae report {runs[-1]} --db {result.database}")
     click.echo("\n".join(lines))

@@ -24,7 +24,7 @@ from typing import Any
 
 from vae.bridge.v1 import bridge_pb2, bridge_pb2_grpc
 from vae.cli.load.load_analyse import Measured, soak_result, step_result
-from vae.cli.load.load_driver import Deadline, request_for, run_one
+from vae.cli.load.load_driver import Deadline, StepRun, request_for, run_one
 from vae.cli.load.load_harness import AgentSpec, HarnessOptions, Target, in_process
 from vae.cli.load.load_plan import LoadPlan
 from vae.cli.load.load_probe import CpuWatch, LoopLag
@@ -121,33 +121,20 @@ async def run_load(cfg: LoadConfig) -> LoadResult:
             await _soak(cfg, stub, target, lag, interrupt, started, result)
         else:
             await _steps(cfg, stub, target, lag, interrupt, started, result)
+    result.interrupted = result.interrupted or interrupt.is_set()
     _decide(cfg, result, target)
     return result
 
 
-async def _measured_run(
-    cfg: LoadConfig,
-    stub: bridge_pb2_grpc.BridgeServiceAsyncStub,
-    target: Target,
-    lag: LoopLag,
-    interrupt: asyncio.Event,
-    started: list[str],
-    *,
-    level: int,
-    run_id: str,
-    tags: list[str],
-    seconds: float | None,
-) -> tuple[Any, Measured]:
+def _request(
+    cfg: LoadConfig, level: int, run_id: str, tags: list[str], seconds: float | None
+) -> bridge_pb2.StartRunRequest:
     options = bridge_pb2.RunOptions.FromString(cfg.options.SerializeToString())
     options.tags.extend(tags)
     options.ramp_up_s = cfg.plan.ramp_up_s
-    request = request_for(cfg.docs, options, calls=cfg.plan.calls if seconds is None else None,
-                          seconds=seconds, level=level, run_id=run_id)  # fmt: skip
-    cpu = CpuWatch(target.processes())
-    lag.reset()
-    deadline = Deadline(seconds, cfg.virtual, level, cfg.db)
-    run = await run_one(stub, request, deadline, interrupt, started)
-    return run, Measured(cpu.cores(), lag.figures())
+    calls = cfg.plan.calls if seconds is None else None
+    return request_for(cfg.docs, options, calls=calls, seconds=seconds, level=level,
+                       run_id=run_id)  # fmt: skip
 
 
 async def _steps(
@@ -165,10 +152,12 @@ async def _steps(
         tags = ["load", cfg.load_id, f"load-step-{index}", f"concurrency-{level}"]
         run_id = f"{cfg.load_id}-step{index}-c{level}"
         cfg.progress(f"step {index}: {level} at once, run {run_id} starting")
-        run, measured = await _measured_run(
-            cfg, stub, target, lag, interrupt, started, level=level, run_id=run_id, tags=tags,
-            seconds=cfg.plan.step_s,
-        )  # fmt: skip
+        request = _request(cfg, level, run_id, tags, cfg.plan.step_s)
+        cpu = CpuWatch(target.processes())
+        lag.reset()
+        deadline = Deadline(cfg.plan.step_s, cfg.virtual, level, cfg.db)
+        run = await run_one(stub, request, deadline, interrupt, started)
+        measured = Measured(cpu.cores(), lag.figures())
         step = await step_result(index, level, run, db=cfg.db, config=cfg.scoring,
                                  target=target, measured=measured, limits=cfg.limits,
                                  virtual=cfg.virtual)  # fmt: skip
@@ -188,21 +177,33 @@ async def _soak(
     started: list[str],
     result: LoadResult,
 ) -> None:
+    """The soak: one run, or, when a run's planned calls run out before the time is up
+    (at most 1,000 per scenario), further runs that carry on the same clock."""
     level, seconds = cfg.plan.soak_concurrency, cfg.plan.soak_s
     assert level is not None and seconds is not None
     t0 = time.monotonic()
-    cfg.progress(f"soak: {level} at once, run {cfg.load_id}-soak-c{level} starting")
-    run, measured = await _measured_run(
-        cfg, stub, target, lag, interrupt, started, level=level,
-        run_id=f"{cfg.load_id}-soak-c{level}", tags=["load", cfg.load_id, "soak",
-                                                      f"concurrency-{level}"],
-        seconds=seconds,
-    )  # fmt: skip
-    result.soak = await soak_result(level, run, db=cfg.db, config=cfg.scoring, target=target,
+    tags = ["load", cfg.load_id, "soak", f"concurrency-{level}"]
+    cpu = CpuWatch(target.processes())
+    lag.reset()
+    deadline = Deadline(seconds, cfg.virtual, level, cfg.db)
+    runs: list[StepRun] = []
+    left = seconds
+    while left > 0 and not interrupt.is_set():
+        run_id = f"{cfg.load_id}-soak-c{level}" + (f"-part{len(runs) + 1}" if runs else "")
+        cfg.progress(f"soak: {level} at once, run {run_id} starting")
+        run = await run_one(stub, _request(cfg, level, run_id, tags, left), deadline, interrupt,
+                            started)  # fmt: skip
+        runs.append(run)
+        if run.partial or not run.ran_out:
+            break
+        left = deadline.left()
+    measured = Measured(cpu.cores(), lag.figures())
+    result.soak = await soak_result(level, runs, db=cfg.db, config=cfg.scoring, target=target,
                                     measured=measured, limits=cfg.limits, virtual=cfg.virtual,
                                     duration_s=seconds, window_s=cfg.plan.window_s)  # fmt: skip
-    result.interrupted = run.partial
-    cfg.progress(f"soak: {level} at once for {time.monotonic() - t0:.0f} s wall (run {run.run_id})")
+    result.interrupted = any(r.partial for r in runs)
+    shown = ", ".join(r.run_id for r in runs)
+    cfg.progress(f"soak: {level} at once for {time.monotonic() - t0:.0f} s wall (runs {shown})")
 
 
 def _decide(cfg: LoadConfig, result: LoadResult, target: Target) -> None:

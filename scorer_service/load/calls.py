@@ -4,7 +4,8 @@ A call is one attempt of a step's run (``vae load`` turns retries off: a
 retried call would hide a failure and add load the step did not ask for). Its
 latencies come from the timing scorer (the agent's reply onset after the
 caller's end of turn, measured on the recorded audio), its verdict from the
-gating composite ``is_successful``; its length in session time from the
+gating composite ``is_successful``; the errors each bot reported (the
+caller's belong to the harness, the agent's to the agent); its length in session time from the
 clock record (on the virtual clock a call's wall time says nothing about the
 agent), and the bridge process that served it from its recorded identity,
 so harness figures can be told per process.
@@ -43,7 +44,10 @@ class Call:
     latencies: tuple[tuple[float, float], ...] = ()
     #: Time to the agent's first audio, seconds (None: it never spoke).
     ttfa_s: float | None = None
-    bot_errors: int = 0
+    #: Errors the agent reported (or the bridge reported of it) during the call.
+    agent_errors: int = 0
+    #: The same of the caller: part of the harness, so its first line is kept for the reason.
+    caller_errors: tuple[str, ...] = ()
     #: Which bridge process served it ("" when not recorded).
     process: str = ""
     #: What the session recorded about its clock (tick lateness, dropped frames).
@@ -54,7 +58,9 @@ class Call:
         """ "" for a call that ended as calls should, else what went wrong."""
         if self.stop_reason not in NORMAL_ENDS:
             return self.stop_reason or "unknown"
-        return "bot_error_reported" if self.bot_errors else ""
+        if self.agent_errors:
+            return "agent_error_reported"
+        return "caller_error_reported" if self.caller_errors else ""
 
 
 def process_label(bridge: dict[str, Any] | None) -> str:
@@ -112,6 +118,7 @@ def _call(
         ended = s.started_ns + int(float(clock["wall_s"]) * 1e9)
     ttfa = None if outcome is None else outcome.get("timing.time_to_first_agent_audio_s")
     reason = s.stop_reason or ""
+    errors = bot_errors(reader, s.session_id)
     return Call(
         session_id=s.session_id,
         scenario_name=s.scenario_name,
@@ -123,7 +130,8 @@ def _call(
         verdict=_verdict(outcome),
         latencies=_latencies(outcome),
         ttfa_s=None if ttfa is None or ttfa.value is None else float(ttfa.value),
-        bot_errors=len(bot_errors(reader, s.session_id)),
+        agent_errors=sum(1 for line in errors if not line.startswith("user:")),
+        caller_errors=tuple(line for line in errors if line.startswith("user:")),
         process=process_label(bridge),
         clock=clock,
     )

@@ -11,8 +11,9 @@ soak window. Rules, so that they mean the same in every output:
   as p50/p95/p99 by nearest rank (every figure one that happened);
 - **time to first audio** = each call's first agent audio after its start;
 - **errors by kind** = calls that did not end as calls should (the agent's
-  end tool, a hang-up) counted per stop reason, plus ``bot_error_reported``
-  for calls that ended normally but where a bot reported an error.
+  end tool, a hang-up) counted per stop reason, plus ``agent_error_reported``
+  / ``caller_error_reported`` for calls that ended normally but where that
+  bot reported an error (or the bridge reported one of it).
 """
 
 from __future__ import annotations

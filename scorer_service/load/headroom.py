@@ -16,7 +16,11 @@ and per harness process this gathers three figures:
   from ``/proc`` for processes on its machine; None elsewhere);
 - **dropped frames**: ticks the clock skipped because its loop was blocked
   for more than ten frames, as a share of the ticks due (a stopped or
-  starved bridge drops a long run of them).
+  starved bridge drops a long run of them);
+- **the callers' errors**: the simulated callers are the harness too; a
+  caller that reported an error in a call (a final state it could not
+  send in time, a stream that broke) means the harness did not play its
+  part, whoever slowed it.
 
 A step is **harness-limited** when any harness process exceeds a limit
 (:class:`Limits`): its lag, its CPU, or its dropped frames. Such a step is
@@ -171,7 +175,13 @@ def headroom(
     rows.sort(key=lambda p: p.name)
     over = [] if virtual else [p for p in rows if p.over(limits)]
     reasons = [why for p in over for why in p.over(limits)]
-    return Headroom(rows, bool(reasons), reasons, sorted({p.role for p in over}))
+    roles = {p.role for p in over}
+    failed = [c for c in calls if c.caller_errors]
+    if failed:
+        reasons.append(f"the callers reported errors in {len(failed)} calls (first: "
+                       f"{failed[0].caller_errors[0]})")  # fmt: skip
+        roles.add("callers")
+    return Headroom(rows, bool(reasons), reasons, sorted(roles))
 
 
 def _worse(a: float | None, b: float | None) -> float | None:
@@ -179,12 +189,22 @@ def _worse(a: float | None, b: float | None) -> float | None:
 
 
 def advice(limited: Sequence[Headroom], workers: int, cores: int, in_process: bool) -> list[str]:
-    """What to add to measure higher, from the steps that were harness-limited."""
+    """What to add to measure higher, from the steps that were harness-limited.
+
+    ``workers``: the bridge processes ``vae load`` started (``in_process``);
+    a bridge given with ``--bridge`` is sized by whoever started it.
+    """
     roles = {role for h in limited for role in h.saturated}
     if not roles:
         return []
     lines = []
-    if workers < cores:
+    if not in_process:
+        lines.append(
+            "give the bridge more workers (vae bridge serve --workers auto) or add bridges on "
+            "other machines sharing the runs (--share-runs on a PostgreSQL store, "
+            "docs/scale-out.md)"
+        )
+    elif workers < cores:
         lines.append(
             f"add bridge workers: --workers {min(cores, max(2, workers * 2))} (this machine has "
             f"{cores} cores; each worker runs sessions on a core of its own)"

@@ -66,6 +66,8 @@ class SoakResult:
     headroom: Headroom
     partial: bool = False
     ran_out: bool = False
+    #: Every run of the soak: more than one when a run's planned calls ran out first.
+    run_ids: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         s = self.soak
@@ -73,6 +75,7 @@ class SoakResult:
         return {
             "concurrency": self.concurrency,
             "run_id": self.run_id,
+            "run_ids": list(self.run_ids or [self.run_id]),
             "duration_s": round(s.duration_s, 3),
             "window_s": round(s.window_s, 3),
             **s.overall.to_dict(),

@@ -269,7 +269,8 @@ def _soak_section(soak: SoakResult) -> str:
     return (
         f'<h2 id="soak">Soak: {soak.concurrency} calls at once for {s.duration_s / div:.1f} '
         f"{unit}</h2>"
-        f'<p class="sub">run <code>{escape(soak.run_id)}</code>: {overall.calls} calls, success '
+        f'<p class="sub">run <code>{escape(", ".join(soak.run_ids or [soak.run_id]))}</code>: '
+        f"{overall.calls} calls, success "
         f"{_rate(overall.success_rate)}, p95 {_ms(overall.latency_ms.p95)} ms"
         f"{' — partial (cancelled)' if soak.partial else ''}</p>"
         f'<p id="drift" class="verdict {"found" if d is not None and d.significant else "none"}"'
@@ -318,7 +319,9 @@ def render(result: LoadResult) -> str:
         "frames per process; a step over a limit is harness-limited and never the knee</p>"
         + _harness_table(harness)
     )
-    runs = [s.run_id for s in result.steps] + ([result.soak.run_id] if result.soak else [])
+    runs = [s.run_id for s in result.steps]
+    if result.soak is not None:
+        runs += result.soak.run_ids or [result.soak.run_id]
     if runs:
         cmds = "".join(
             f"<li><code>vae report {escape(r)} --db {escape(result.database)}</code></li>"

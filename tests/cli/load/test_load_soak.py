@@ -62,3 +62,28 @@ async def test_a_steady_agent_shows_no_drift_beyond_noise(tmp_path: Path) -> Non
     assert drift["significant"] is False
     low, high = drift["ci95_ms_per_hour"]
     assert low <= 0 <= high
+
+
+def test_a_soak_longer_than_one_run_holds_carries_on_in_further_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run plans at most 1,000 calls per scenario; here 2, so the soak needs several runs."""
+    import json
+
+    from click.testing import CliRunner
+
+    from tests.cli.load.runs import SUITE
+    from vae.cli.load import load_plan
+    from vae.cli.main import vae
+
+    monkeypatch.setattr(load_plan, "MAX_TRIALS", 2)
+    db = tmp_path / "soak.db"
+    result = CliRunner().invoke(
+        vae, ["load", str(SUITE), "--db", str(db), "--tts", "buzz", "--json", *SOAK]
+    )
+    assert result.exit_code == 0, result.output
+    soak = json.loads(result.stdout)["soak"]
+    ids = soak["run_ids"]
+    assert len(ids) >= 2 and ids[1].endswith("-part2")
+    assert soak["calls"] >= 8 and soak["windows"][-1]["end_s"] >= 30.0
+    assert dict(runs_like(db, "%-soak-c2%")) == {run: "completed" for run in ids}

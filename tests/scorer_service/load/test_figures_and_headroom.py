@@ -21,16 +21,22 @@ def test_success_counts_decided_verdicts_and_latency_pools_every_reply() -> None
         call("passed", lat=(0.5, 0.7)),
         call("failed", "inactivity_timeout", lat=(2.0,)),
         call("unscored", "cancelled"),
-        call("passed", bot_errors=2, lat=(0.6,)),
+        call("passed", agent_errors=2, lat=(0.6,)),
+        call("passed", caller_errors=("user: no complete final state within 10 s",)),
         call(ttfa_s=0.2),
     ]
     f = figures(calls)
-    assert (f.calls, f.passed, f.failed, f.unscored) == (5, 3, 1, 1)
-    assert f.success_rate == 0.75
+    assert (f.calls, f.passed, f.failed, f.unscored) == (6, 4, 1, 1)
+    assert f.success_rate == 0.8
     assert (f.latency_ms.count, f.latency_ms.p50, f.latency_ms.p95) == (4, 600.0, 2000.0)
     assert f.ttfa_ms.p50 == 200.0
-    assert f.stop_reasons == {"cancelled": 1, "end_tool": 3, "inactivity_timeout": 1}
-    assert f.errors == {"bot_error_reported": 1, "cancelled": 1, "inactivity_timeout": 1}
+    assert f.stop_reasons == {"cancelled": 1, "end_tool": 4, "inactivity_timeout": 1}
+    assert f.errors == {
+        "agent_error_reported": 1,
+        "caller_error_reported": 1,
+        "cancelled": 1,
+        "inactivity_timeout": 1,
+    }
     assert figures([]).success_rate is None and figures([]).latency_ms.p95 is None
 
 
@@ -67,5 +73,19 @@ def test_measured_cpu_and_own_lag_merge_with_the_sessions_figures() -> None:
     lines = advice([room], workers=1, cores=2, in_process=True)
     assert lines[0].startswith("add bridge workers: --workers 2")
     assert any("callers" in line for line in lines)
-    assert advice([room], workers=2, cores=2, in_process=False)[0].startswith("add bridges")
+    assert advice([room], workers=2, cores=2, in_process=True)[0].startswith("add bridges")
+    assert "vae bridge serve --workers auto" in advice([room], 0, 2, in_process=False)[0]
     assert advice([], workers=1, cores=2, in_process=True) == []
+
+
+def test_a_caller_that_reported_errors_makes_the_step_harness_limited() -> None:
+    late = ("user: no complete final state within 10 s",)
+    calls = [call(clock=clock(0.8, 5.0)), call(clock=clock(0.8, 5.0), caller_errors=late)]
+    room = headroom(calls, [], Limits())
+    assert room.harness_limited and room.saturated == ["callers"]
+    assert room.reasons == [
+        "the callers reported errors in 1 calls (first: user: no complete final state within 10 s)"
+    ]
+    # An agent's own errors are the agent's: counted as errors, never the harness's.
+    assert not headroom([call(agent_errors=3, clock=clock(0.8, 5.0))], [], Limits()).harness_limited
+    assert any("callers" in line for line in advice([room], 1, 2, in_process=True))

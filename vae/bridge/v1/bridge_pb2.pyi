@@ -1460,7 +1460,8 @@ class RunOptions(_message.Message):
     ramp_up_s: _builtins.float
     """Seconds over which the run's first `concurrency` sessions start, evenly
     spaced (the k-th of them waits (k-1) x ramp_up_s / concurrency); unset or
-    0: all at once. How `vae load --ramp-up` raises the load gradually.
+    0: all at once; at most 3600. How `vae load --ramp-up` raises the load
+    gradually.
     """
     @_builtins.property
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
