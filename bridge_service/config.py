@@ -175,6 +175,8 @@ class RunSettings:
     otlp_receiver: str = ""
     #: ``vae run --otel-endpoint URL``: export the run's trace there when it ends.
     otel_endpoint: str = ""
+    #: Seconds over which the first ``concurrency`` sessions start (``vae load --ramp-up``).
+    ramp_up_s: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.clock:  # resolved once, so the recorded options name the clock asked for
@@ -236,6 +238,7 @@ class RunSettings:
             ),
             (self.modality in MODALITIES, "modality", "must be audio or text"),
             (self.clock in RUN_CLOCKS, "clock", "must be real, virtual or auto"),
+            (0 <= self.ramp_up_s <= 3600, "ramp_up_s", "must be 0..3600 s"),
         ]
         for ok, name, problem in checks:
             if not ok:

@@ -3,7 +3,8 @@
 ``main`` is a table of subcommands, each imported only when used, so the CLI
 starts at once. Commands are grouped by what they work on: ``runs``,
 ``scoring``, ``gate``, ``ci`` (the pytest plugin), ``labels``, ``scenarios``,
-``servers`` (bridge, scorer, judge, bots) and ``demo``. The CLI may import
+``servers`` (bridge, scorer, judge, bots), ``demo`` and ``load`` (load and
+soak tests of an agent). The CLI may import
 every other package of vae.
 
 Layers, bottom to top (a unit imports only from its own layer or below;
@@ -13,5 +14,5 @@ Layers, bottom to top (a unit imports only from its own layer or below;
 2. gate, labels, scenarios, servers
 3. scoring
 4. runs
-5. ci, demo
+5. ci, demo, load
 """

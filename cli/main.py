@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "bot": "vae.cli.servers.bot_cmd:bot_command",
     "judge": "vae.cli.servers.judge_cmd:judge_group",
     "demo": "vae.cli.demo.demo_cmd:demo_command",
+    "load": "vae.cli.load.load_cmd:load_command",
     "import": "vae.cli.runs.import_cmd:import_group",
     "label": "vae.cli.labels.label_cmd:label_command",
     "labels": "vae.cli.labels.label_cmd:labels_group",

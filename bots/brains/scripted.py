@@ -162,8 +162,16 @@ def parse_script(config: dict[str, Any], role: str) -> Script:
     )
 
 
-async def play_script(conv: Conversation) -> None:
-    """The scripted brain: play this side's script on the conversation."""
+#: How long an agent waits before each reply, given its script's delay
+#: (:mod:`vae.bots.brains.capacity`: slower when more calls are in progress).
+Pace = Callable[[float], float]
+
+
+async def play_script(conv: Conversation, pace: Pace | None = None) -> None:
+    """The scripted brain: play this side's script on the conversation.
+
+    ``pace`` (agents) turns the script's reply delay into the one waited.
+    """
     try:
         script = parse_script(conv.info.side_config, conv.info.role)
     except ScriptError as exc:
@@ -191,7 +199,7 @@ async def play_script(conv: Conversation) -> None:
     # does: its ears are a hook on the lines the bridge forwards (vae.bots.brains.hearing).
     ears = HeardReporter(conv)
     await ears.explain_silence()
-    await _play(conv, script, ears, None)
+    await _play(conv, script, ears, None, pace)
 
 
 async def _caller(conv: Conversation) -> tuple[bool, CallerRuntime | None]:
@@ -208,7 +216,11 @@ async def _caller(conv: Conversation) -> tuple[bool, CallerRuntime | None]:
 
 
 async def _play(
-    conv: Conversation, script: Script, ears: HeardReporter | None, caller: CallerRuntime | None
+    conv: Conversation,
+    script: Script,
+    ears: HeardReporter | None,
+    caller: CallerRuntime | None,
+    pace: Pace | None = None,
 ) -> None:
     for index, item in enumerate(script.items):
         first = index == 0
@@ -225,7 +237,7 @@ async def _play(
             delay = script.response_delay_s if item.wait_s is None else item.wait_s
             await caller.cue(conv, plan, delay)
         else:
-            await _cue(conv, script, item, first=first)
+            await _cue(conv, script, item, first=first, pace=pace)
         if ears is not None:
             await ears.acted()
         for call in item.tool_calls:
@@ -256,7 +268,9 @@ async def press(conv: Conversation, digits: str) -> None:
     await conv.wait_seconds(len(digits) * (tone + gap) / 1000)
 
 
-def overriding(sides: dict[str, dict[str, Any]]) -> Callable[[Conversation], Awaitable[None]]:
+def overriding(
+    sides: dict[str, dict[str, Any]], pace: Pace | None = None
+) -> Callable[[Conversation], Awaitable[None]]:
     """``play_script``, with this side's script taken from ``sides[scenario name]`` if there.
 
     How "agent v2" is played against last week's callers (``vae bot agent
@@ -268,12 +282,14 @@ def overriding(sides: dict[str, dict[str, Any]]) -> Callable[[Conversation], Awa
         extra = sides.get(conv.info.scenario_name)
         if extra:
             conv.info.side_config = {**conv.info.side_config, **extra}
-        await play_script(conv)
+        await play_script(conv, pace)
 
     return brain
 
 
-async def _cue(conv: Conversation, script: Script, item: ScriptItem, *, first: bool) -> None:
+async def _cue(
+    conv: Conversation, script: Script, item: ScriptItem, *, first: bool, pace: Pace | None = None
+) -> None:
     if item.barge_in_after_s is not None:
         if not conv.listener.speaking:
             await conv.wait_peer_speech()
@@ -282,4 +298,6 @@ async def _cue(conv: Conversation, script: Script, item: ScriptItem, *, first: b
     if not (item.no_wait or (first and script.speaks_first)):
         await conv.wait_peer_turn()
     delay = script.response_delay_s if item.wait_s is None else item.wait_s
+    if pace is not None and item.wait_s is None:
+        delay = pace(delay)
     await conv.wait_seconds(delay)

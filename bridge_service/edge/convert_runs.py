@@ -65,6 +65,7 @@ _OPTIONAL = (
     "repeat",
     "replay_gate_silence_s",
     "tool_backend",
+    "ramp_up_s",
 )
 _ROLE = {common_pb2.ROLE_USER: "user", common_pb2.ROLE_AGENT: "agent"}
 _ROLE_PB = {v: k for k, v in _ROLE.items()}

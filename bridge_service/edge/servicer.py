@@ -119,6 +119,7 @@ class BridgeServicer(bridge_pb2_grpc.BridgeServiceServicer):
         self, request: bridge_pb2.CancelRunRequest, context: Any
     ) -> bridge_pb2.CancelRunResponse:
         async def work() -> bridge_pb2.CancelRunResponse:
-            return bridge_pb2.CancelRunResponse(run=run_pb(await self.runs.cancel(request.run_id)))
+            view = await self.runs.cancel(request.run_id, drain=request.drain)
+            return bridge_pb2.CancelRunResponse(run=run_pb(view))
 
         return await _guard(context, work)

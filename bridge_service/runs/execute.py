@@ -37,6 +37,7 @@ from vae.bridge_service.runs.attempt_runner import AttemptRunner, RunCancelled
 from vae.bridge_service.runs.model import RunEvent, RunEventKind, RunState
 from vae.bridge_service.runs.outcome import final_status, scenario_failure
 from vae.bridge_service.runs.outcome import retry_reason as _retry_reason
+from vae.bridge_service.runs.pacing import Drained, before_first_attempt, drop_unstarted
 from vae.recordings.errors import StoreError
 from vae.recordings.models import RunStatus
 from vae.recordings.scenarios.model import Scenario
@@ -70,6 +71,7 @@ class RunExecutor(AttemptRunner):
             log.error("run %s failed", run.run_id, exc_info=error)
             run.error = f"the bridge failed running the run: {type(error).__name__}: {error}"
         finally:
+            await drop_unstarted(self.writer, run)
             status, message = final_status(run)
             run.status = status
             run.finished_ns = time.time_ns()
@@ -107,6 +109,8 @@ class RunExecutor(AttemptRunner):
                 async with sem:
                     if run.cancel.is_set():
                         raise RunCancelled
+                    if result is None:
+                        await before_first_attempt(run)
                     result = await self._attempt(run, item.scenario, attempt, reason)
                 why = retry_reason(result, run)
                 if not why or retries >= run.settings.max_auto_retries or run.cancel.is_set():
@@ -117,6 +121,9 @@ class RunExecutor(AttemptRunner):
                 attempt, reason, retries = attempt + 1, why, retries + 1
         except RunCancelled:
             pass
+        except Drained:
+            run.dropped.append(item.scenario.name)
+            return
         why = scenario_failure(item.scenario.name, result, run.cancel.is_set())
         if why:
             run.failures.append(why)

@@ -28,6 +28,7 @@ from typing import Any
 from vae.bridge_service.audio.line import check_lines
 from vae.bridge_service.config import BridgeSettings, RunSettings, StopReason
 from vae.bridge_service.replay.request import ReplayRequest, replay_options
+from vae.bridge_service.runs import pacing
 from vae.bridge_service.runs.dispatch import LiveSession
 from vae.bridge_service.runs.execute import RunExecutor, Todo
 from vae.bridge_service.runs.model import Classification, RunState, RunView
@@ -249,9 +250,14 @@ class RunManager(RunQueries):
         run.task = asyncio.create_task(work, name=f"run:{run.run_id}")
 
     # ------------------------------------------------------------ CancelRun, shutdown
-    async def cancel(self, ref: str) -> RunView:
+    async def cancel(self, ref: str, *, drain: bool = False) -> RunView:
+        """Cancel the run; with ``drain``, only stop it starting new scenarios (returns at once)."""
         run_id = await self.resolve(ref)
         run = self.runs.get(run_id)
+        if drain:
+            if run is not None and not run.finished:
+                pacing.drain(run)
+            return await self.view(run_id)
         if run is not None and not run.finished:
             run.cancel.set()
             for session in list(self.live_sessions.values()):

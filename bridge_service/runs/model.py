@@ -141,6 +141,12 @@ class RunState:
     error: str = ""
     #: One line per scenario that makes the run fail.
     failures: list[str] = field(default_factory=list)
+    #: CancelRun with drain: start no new scenario (``vae.bridge_service.runs.pacing``).
+    draining: bool = False
+    #: Scenarios whose first attempt has started (the ramp-up counts them).
+    started: int = 0
+    #: Scenarios a drain left unstarted: dropped from the run when it ends.
+    dropped: list[str] = field(default_factory=list)
 
     async def emit(self, event: RunEvent) -> None:
         async with self.changed:

@@ -136,6 +136,11 @@ class PairingPool:
             1 for w in self._waiting if not w.left and (role is None or w.endpoint.role is role)
         )
 
+    async def until_waiting(self, role: Side, count: int) -> None:
+        """Return once ``count`` bots of ``role`` wait here (the caller bounds the wait)."""
+        async with self._changed:
+            await self._changed.wait_for(lambda: self.waiting(role) >= count)
+
     def _find(self, role: Side, run_id: str, modality: str, clock: str) -> Waiting | None:
         for entry in self._waiting:
             if (

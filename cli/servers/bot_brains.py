@@ -37,6 +37,10 @@ class BrainOptions:
     asr_language: str
     script_from: Path | None
     tool_backend: bool
+    #: ``--capacity``/``--base-latency``/``--slow-down``: pace the scripted agent (``vae load``).
+    capacity: int | None = None
+    base_latency: float | None = None
+    slow_down: float = 0.0
 
 
 def brain_factory(o: BrainOptions) -> tuple[Callable[[], Brain], str]:
@@ -48,6 +52,12 @@ def brain_factory(o: BrainOptions) -> tuple[Callable[[], Brain], str]:
         raise click.UsageError("--llm-base-url and --llm-model go together")
     if o.asr and not o.llm_base_url:
         raise click.UsageError("--asr is for LLM bots: give --llm-base-url and --llm-model too")
+    pacing = o.capacity is not None or o.base_latency is not None or o.slow_down > 0
+    if pacing and (o.role != "agent" or o.llm_base_url):
+        raise click.UsageError(
+            "--capacity, --base-latency and --slow-down pace the scripted agent: "
+            "use them with `vae bot agent` and without --llm-base-url"
+        )
     transcriber = None
     if o.asr:
         from vae.speech.stt import SttConfigError, make_transcriber
@@ -64,6 +74,13 @@ def brain_factory(o: BrainOptions) -> tuple[Callable[[], Brain], str]:
     kind = "scripted"
     if o.script_from is not None:
         brain = overriding(_scripts(o.script_from, o.role))
+    if pacing:
+        from vae.bots.brains.capacity import Capacity
+
+        sides = _scripts(o.script_from, o.role) if o.script_from is not None else {}
+        brain = Capacity(o.capacity, o.base_latency, o.slow_down).brain(
+            lambda conv, pace: overriding(sides, pace)(conv)
+        )
     if o.llm_base_url and o.llm_model:
         settings = LlmSettings(base_url=o.llm_base_url, model=o.llm_model, api_key=o.llm_api_key)
         kind = "llm"

@@ -161,6 +161,33 @@ async def _main(config: BotConfig) -> int:
     " --agent-connector sip:agent@HOST:PORT (any user part; calls at once; pip install"
     " 'vae[sip]'; env VAE_BOT_SIP_LISTEN).",
 )
+@click.option(
+    "--capacity",
+    type=click.IntRange(min=1),
+    default=None,
+    envvar="VAE_BOT_CAPACITY",
+    help="Scripted agent: calls held at its base latency; beyond them every reply waits three "
+    "base latencies more per extra call, like an agent behind a rate-limited LLM (the subject"
+    " of `vae load`; env VAE_BOT_CAPACITY).",
+)
+@click.option(
+    "--base-latency",
+    type=click.FloatRange(min=0),
+    default=None,
+    envvar="VAE_BOT_BASE_LATENCY",
+    help="Scripted agent: its reply delay in seconds when not overloaded, after the 0.5 s "
+    "of quiet that ends the caller's turn [each scenario's response_delay_s, 0.15] (env "
+    "VAE_BOT_BASE_LATENCY).",
+)
+@click.option(
+    "--slow-down",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    envvar="VAE_BOT_SLOW_DOWN",
+    help="Scripted agent: seconds added to the reply delay for every call it started before,"
+    " a steady degradation for a soak to catch (env VAE_BOT_SLOW_DOWN).",
+)
 @token_option
 @log_level_option
 def bot_command(
@@ -184,10 +211,19 @@ def bot_command(
     follow_redirects: bool,
     tool_backend: bool,
     sip_listen: str,
+    capacity: int | None,
+    base_latency: float | None,
+    slow_down: float,
     token: str | None,
     log_level: str,
 ) -> None:
     """Run a reference USER or AGENT bot that joins the bridge's sessions.
+
+    With --capacity N the scripted agent answers at its base latency while
+    it holds at most N calls, and slower beyond (three base latencies more
+    per extra call: see `vae load`); --slow-down S makes it slower by S
+    seconds with every call, for a soak to notice. On the virtual clock
+    these delays are session time.
 
     With --sip-listen HOST:PORT the bot joins no bridge: it answers SIP calls
     (a bridge calling it with --agent-connector sip:agent@HOST:PORT), each one
@@ -202,6 +238,7 @@ def bot_command(
     Examples:
       vae bot user --bridge 127.0.0.1:50051
       vae bot agent --bridge 127.0.0.1:50051 --concurrency 4
+      vae bot agent --concurrency 8 --capacity 3 --tts buzz
       vae bot agent --concurrency 4 --token s3cret --tls-ca ca.pem
       vae bot user --bridge 127.0.0.1:50051 --tts buzz --sessions 1
       vae bot agent --llm-base-url http://127.0.0.1:8000/v1 --llm-model my-model
@@ -218,7 +255,8 @@ def bot_command(
 
     setup_logging(log_level)
     options = BrainOptions(role, llm_base_url, llm_model, llm_api_key, asr, asr_base_url, asr_model,
-                           asr_api_key, asr_language, script_from, tool_backend)  # fmt: skip
+                           asr_api_key, asr_language, script_from, tool_backend,
+                           capacity, base_latency, slow_down)  # fmt: skip
     make, kind = brain_factory(options)
     try:
         synth = default_synthesiser(tts)

@@ -111,6 +111,10 @@ class RunReader:
         value = json.loads(row[0])
         return value if isinstance(value, dict) else None
 
+    def session_clocks(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """Session id -> its clock record (:meth:`session_clock`), for a run's sessions."""
+        return self._json_per_session(run_id, "clock_json")
+
     def session_mode(self, session_id: str) -> SessionMode:
         """The session's modality (audio/text) and clock (real/virtual)."""
         row = self.conn.execute(

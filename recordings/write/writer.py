@@ -85,6 +85,13 @@ class RecordingWriter(SessionWriter, ScoringWriter, LabelWriter):
             ],
         )
 
+    async def drop_run_scenarios(self, run_id: str, names: Sequence[str]) -> None:
+        """Take scenarios a drained run never started out of it (they have no session)."""
+        await self.executemany(
+            "DELETE FROM run_scenarios WHERE run_id = ? AND scenario_name = ?",
+            [(run_id, name) for name in names],
+        )
+
     async def add_events(self, events: Sequence[EventRecord]) -> None:
         p = self.privacy
         if p is not None and any(p.covers(e.session_id) for e in events):

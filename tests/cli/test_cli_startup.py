@@ -23,7 +23,7 @@ HEAVY = (
 )  # fmt: skip
 LOGGING_COMMANDS = [
     ["run"], ["rescore"], ["bot"], ["bridge", "serve"], ["scorer", "serve"], ["demo"],
-    ["import", "nemo"], ["judge", "serve"], ["review"],
+    ["import", "nemo"], ["judge", "serve"], ["review"], ["load"],
 ]  # fmt: skip
 
 PROBE = """

@@ -1417,6 +1417,7 @@ class RunOptions(_message.Message):
     TOOL_BACKEND_FIELD_NUMBER: _builtins.int
     OTLP_RECEIVER_FIELD_NUMBER: _builtins.int
     OTEL_ENDPOINT_FIELD_NUMBER: _builtins.int
+    RAMP_UP_S_FIELD_NUMBER: _builtins.int
     concurrency: _builtins.int
     """Sessions at once (default 4)."""
     max_duration_s: _builtins.float
@@ -1513,6 +1514,12 @@ class RunOptions(_message.Message):
     bridge's own --otel-endpoint, if any. A collector that fails never fails
     the run: the spans dropped are recorded (`vae runs show --json`).
     """
+    ramp_up_s: _builtins.float
+    """Seconds over which the run's first `concurrency` sessions start, evenly
+    spaced (the k-th of them waits (k-1) x ramp_up_s / concurrency); unset or
+    0: all at once; at most 3600. How `vae load --ramp-up` raises the load
+    gradually.
+    """
     @_builtins.property
     def tags(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -1565,10 +1572,11 @@ class RunOptions(_message.Message):
         tool_backend: _builtins.bool | None = ...,
         otlp_receiver: _builtins.str = ...,
         otel_endpoint: _builtins.str = ...,
+        ramp_up_s: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "_tool_backend", b"_tool_backend", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "line", b"line", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tool_backend", b"tool_backend", "user_connector", b"user_connector"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_ramp_up_s", b"_ramp_up_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "_tool_backend", b"_tool_backend", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "concurrency", b"concurrency", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "line", b"line", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "pairing_timeout_s", b"pairing_timeout_s", "ramp_up_s", b"ramp_up_s", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tool_backend", b"tool_backend", "user_connector", b"user_connector"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "_tool_backend", b"_tool_backend", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "clock", b"clock", "concurrency", b"concurrency", "end_policy", b"end_policy", "first_speaker", b"first_speaker", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "line", b"line", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "modality", b"modality", "otel_endpoint", b"otel_endpoint", "otlp_receiver", b"otlp_receiver", "pairing_timeout_s", b"pairing_timeout_s", "redaction_json", b"redaction_json", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tags", b"tags", "tool_backend", b"tool_backend", "user_connector", b"user_connector"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns", "_auto_resume_on_stale", b"_auto_resume_on_stale", "_auto_retry_backoff_s", b"_auto_retry_backoff_s", "_concurrency", b"_concurrency", "_first_speaker_timeout_s", b"_first_speaker_timeout_s", "_frame_ms", b"_frame_ms", "_inactivity_timeout_s", b"_inactivity_timeout_s", "_jitter_buffer_ms", b"_jitter_buffer_ms", "_max_auto_retries", b"_max_auto_retries", "_max_duration_s", b"_max_duration_s", "_min_agent_turns", b"_min_agent_turns", "_pairing_timeout_s", b"_pairing_timeout_s", "_ramp_up_s", b"_ramp_up_s", "_repeat", b"_repeat", "_replay_gate_silence_s", b"_replay_gate_silence_s", "_resample_quality", b"_resample_quality", "_seed", b"_seed", "_share_transcripts", b"_share_transcripts", "_strict_match", b"_strict_match", "_tool_backend", b"_tool_backend", "agent_connector", b"agent_connector", "auto_resume_on_insufficient_turns", b"auto_resume_on_insufficient_turns", "auto_resume_on_stale", b"auto_resume_on_stale", "auto_retry_backoff_s", b"auto_retry_backoff_s", "clock", b"clock", "concurrency", b"concurrency", "end_policy", b"end_policy", "first_speaker", b"first_speaker", "first_speaker_timeout_s", b"first_speaker_timeout_s", "frame_ms", b"frame_ms", "inactivity_timeout_s", b"inactivity_timeout_s", "jitter_buffer_ms", b"jitter_buffer_ms", "line", b"line", "max_auto_retries", b"max_auto_retries", "max_duration_s", b"max_duration_s", "min_agent_turns", b"min_agent_turns", "modality", b"modality", "otel_endpoint", b"otel_endpoint", "otlp_receiver", b"otlp_receiver", "pairing_timeout_s", b"pairing_timeout_s", "ramp_up_s", b"ramp_up_s", "redaction_json", b"redaction_json", "repeat", b"repeat", "replay_gate_silence_s", b"replay_gate_silence_s", "resample_quality", b"resample_quality", "seed", b"seed", "share_transcripts", b"share_transcripts", "strict_match", b"strict_match", "tags", b"tags", "tool_backend", b"tool_backend", "user_connector", b"user_connector"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__auto_resume_on_insufficient_turns: _TypeAlias = _typing.Literal["auto_resume_on_insufficient_turns"]  # noqa: Y015
     _WhichOneofArgType__auto_resume_on_insufficient_turns: _TypeAlias = _typing.Literal["_auto_resume_on_insufficient_turns", b"_auto_resume_on_insufficient_turns"]  # noqa: Y015
@@ -1594,6 +1602,8 @@ class RunOptions(_message.Message):
     _WhichOneofArgType__min_agent_turns: _TypeAlias = _typing.Literal["_min_agent_turns", b"_min_agent_turns"]  # noqa: Y015
     _WhichOneofReturnType__pairing_timeout_s: _TypeAlias = _typing.Literal["pairing_timeout_s"]  # noqa: Y015
     _WhichOneofArgType__pairing_timeout_s: _TypeAlias = _typing.Literal["_pairing_timeout_s", b"_pairing_timeout_s"]  # noqa: Y015
+    _WhichOneofReturnType__ramp_up_s: _TypeAlias = _typing.Literal["ramp_up_s"]  # noqa: Y015
+    _WhichOneofArgType__ramp_up_s: _TypeAlias = _typing.Literal["_ramp_up_s", b"_ramp_up_s"]  # noqa: Y015
     _WhichOneofReturnType__repeat: _TypeAlias = _typing.Literal["repeat"]  # noqa: Y015
     _WhichOneofArgType__repeat: _TypeAlias = _typing.Literal["_repeat", b"_repeat"]  # noqa: Y015
     _WhichOneofReturnType__replay_gate_silence_s: _TypeAlias = _typing.Literal["replay_gate_silence_s"]  # noqa: Y015
@@ -1632,6 +1642,8 @@ class RunOptions(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__min_agent_turns) -> _WhichOneofReturnType__min_agent_turns | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__pairing_timeout_s) -> _WhichOneofReturnType__pairing_timeout_s | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__ramp_up_s) -> _WhichOneofReturnType__ramp_up_s | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__repeat) -> _WhichOneofReturnType__repeat | None: ...
     @_typing.overload
@@ -2163,15 +2175,25 @@ class CancelRunRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     RUN_ID_FIELD_NUMBER: _builtins.int
+    DRAIN_FIELD_NUMBER: _builtins.int
     run_id: _builtins.str
+    drain: _builtins.bool
+    """Drain instead of cancel: start no new scenario; the attempts under way
+    (and their retries) run to their end and the run ends as usual. The
+    scenarios never started are dropped from the run (its scenarios_total
+    shrinks to what ran), so a drained run reads `completed` when all of
+    those finished. How `vae load` ends a timed step or a soak. The response
+    comes at once, with the run still running.
+    """
     def __init__(
         self,
         *,
         run_id: _builtins.str = ...,
+        drain: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["run_id", b"run_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["drain", b"drain", "run_id", b"run_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -168,7 +168,8 @@ class BridgeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def CancelRun(self, request, context):
-        """Cancel a run: live sessions end with STOP_REASON_CANCELLED.
+        """Cancel a run: live sessions end with STOP_REASON_CANCELLED (or, with
+        drain, stop starting new ones and let those under way finish).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

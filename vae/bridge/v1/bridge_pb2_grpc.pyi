@@ -121,7 +121,9 @@ class BridgeServiceStub:
     GetRun: _grpc.UnaryUnaryMultiCallable[_bridge_pb2.GetRunRequest, _bridge_pb2.GetRunResponse]
     ListRuns: _grpc.UnaryUnaryMultiCallable[_bridge_pb2.ListRunsRequest, _bridge_pb2.ListRunsResponse]
     CancelRun: _grpc.UnaryUnaryMultiCallable[_bridge_pb2.CancelRunRequest, _bridge_pb2.CancelRunResponse]
-    """Cancel a run: live sessions end with STOP_REASON_CANCELLED."""
+    """Cancel a run: live sessions end with STOP_REASON_CANCELLED (or, with
+    drain, stop starting new ones and let those under way finish).
+    """
 
 @_typing.type_check_only
 class BridgeServiceAsyncStub(BridgeServiceStub):
@@ -202,7 +204,9 @@ class BridgeServiceAsyncStub(BridgeServiceStub):
     GetRun: _aio.UnaryUnaryMultiCallable[_bridge_pb2.GetRunRequest, _bridge_pb2.GetRunResponse]  # type: ignore[assignment]
     ListRuns: _aio.UnaryUnaryMultiCallable[_bridge_pb2.ListRunsRequest, _bridge_pb2.ListRunsResponse]  # type: ignore[assignment]
     CancelRun: _aio.UnaryUnaryMultiCallable[_bridge_pb2.CancelRunRequest, _bridge_pb2.CancelRunResponse]  # type: ignore[assignment]
-    """Cancel a run: live sessions end with STOP_REASON_CANCELLED."""
+    """Cancel a run: live sessions end with STOP_REASON_CANCELLED (or, with
+    drain, stop starting new ones and let those under way finish).
+    """
 
 class BridgeServiceServicer(metaclass=_abc_1.ABCMeta):
     """The bridge: pairs bots into sessions, relays their audio on an open-mic
@@ -316,6 +320,8 @@ class BridgeServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _bridge_pb2.CancelRunRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_bridge_pb2.CancelRunResponse, _abc.Awaitable[_bridge_pb2.CancelRunResponse]]:
-        """Cancel a run: live sessions end with STOP_REASON_CANCELLED."""
+        """Cancel a run: live sessions end with STOP_REASON_CANCELLED (or, with
+        drain, stop starting new ones and let those under way finish).
+        """
 
 def add_BridgeServiceServicer_to_server(servicer: BridgeServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
