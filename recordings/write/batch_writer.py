@@ -37,10 +37,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from vae.recordings.backends import faults as writer_faults
-from vae.recordings.backends.connection import BUSY_TIMEOUT_MS, open_store
+from vae.recordings.backends.connection import BUSY_TIMEOUT_MS
 from vae.recordings.backends.dialect import Dialect
-from vae.recordings.backends.locator import Locator, StoreRef, locate
-from vae.recordings.backends.writer_conn import SqliteWriter, Transaction, WriterConnection
+from vae.recordings.backends.locator import StoreRef, locate
+from vae.recordings.backends.writer_conn import Transaction, WriterConnection
 from vae.recordings.errors import StorageError, WriterClosedError
 from vae.recordings.write.batch_commit import (
     Barrier,
@@ -51,20 +51,11 @@ from vae.recordings.write.batch_commit import (
     Write,
 )
 from vae.recordings.write.row_text import clean_row
-from vae.recordings.write.scoring_owner import mark_interrupted
+from vae.recordings.write.writer_start import connect_writer, prepare_store
 
 T = TypeVar("T")
 
 log = logging.getLogger("vae.recordings.writer")
-
-
-async def connect_writer(locator: Locator, *, busy_timeout_ms: int) -> WriterConnection:
-    """The writer's connection to ``locator``'s store (already opened and migrated)."""
-    if locator.is_postgres:
-        from vae.recordings.backends.pg_async import PgWriter
-
-        return await PgWriter.connect(locator, busy_timeout_ms=busy_timeout_ms)
-    return await SqliteWriter.connect(locator, busy_timeout_ms=busy_timeout_ms)
 
 
 class BatchWriter:
@@ -107,7 +98,7 @@ class BatchWriter:
     async def start(self) -> None:
         # Migrations run on a plain connection, once, before the writer connects;
         # scorings left running by a dead process are marked interrupted then.
-        await asyncio.to_thread(_prepare, self.locator)
+        await asyncio.to_thread(prepare_store, self.locator)
         self._db = await connect_writer(self.locator, busy_timeout_ms=self.busy_timeout_ms)
         self._committer = BatchCommitter(
             self._db,
@@ -292,13 +283,3 @@ class BatchWriter:
                 )
             elif isinstance(item, Write) and writer_faults.salvageable(item.sql, item.row):
                 self._salvage.append((item.sql, item.row))
-
-
-def _prepare(locator: Locator) -> None:
-    conn = open_store(locator)
-    try:
-        marked = mark_interrupted(conn)
-        if marked:
-            log.warning("scorings left running by a process that died: %s (interrupted)", marked)
-    finally:
-        conn.close()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from vae.bridge_service.audio.line import LineTransform, lowpass_taps, mulaw_roundtrip
+from vae.bridge_service.audio.line import LineTransform
+from vae.bridge_service.audio.narrowband import lowpass_taps, mulaw_roundtrip
 from vae.recordings.scenarios.line import LineConditions
 
 RATE = 16000
