@@ -19,6 +19,7 @@ from typing import Any
 from vae.bridge_service.connectors.capabilities import Capabilities, declare_capabilities
 from vae.bridge_service.connectors.endpoint import ConnectorError, SideEndpoint
 from vae.recordings.models import Side
+from vae.tools.client import BackendAddresses
 
 __all__ = [
     "Check",
@@ -45,6 +46,9 @@ class DialFor:
     #: The session's W3C ``traceparent`` (SIP sends it as a header, LiveKit in the
     #: agent's environment: docs/traces.md).
     traceparent: str = ""
+    #: The session's tool backend, bound before the dial (LiveKit puts its
+    #: ``http_url`` in the agent's environment as ``VAE_TOOLS_URL``, SIP in headers).
+    tool_backend: BackendAddresses | None = None
 
 
 @dataclass(frozen=True, slots=True)

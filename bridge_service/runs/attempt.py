@@ -29,7 +29,7 @@ from vae.bridge_service.session.ending import EndRequest, is_clean_exit
 from vae.bridge_service.session.final_state_worker import store_final_state
 from vae.bridge_service.session.inputs import SessionIO
 from vae.bridge_service.session.plan import SessionPlan, start_info
-from vae.bridge_service.tools.backend import ToolBackend
+from vae.bridge_service.tools.backend import Reservation, ToolBackend
 from vae.bridge_service.tools.session import finish_backend, start_backend
 from vae.recordings.models import EventKind, SessionRecord, SessionStatus, Side
 from vae.recordings.write.writer import RecordingWriter
@@ -71,6 +71,7 @@ class Session:
         user: SideEndpoint,
         agent: SideEndpoint,
         writer: RecordingWriter,
+        reserved: Reservation | None = None,
     ) -> None:
         self.plan = plan
         self.writer = writer
@@ -79,6 +80,7 @@ class Session:
         self.clock: SessionClock | None = None
         #: The session's tool backend, when the run or the scenario asks for one.
         self.backend: ToolBackend | None = None
+        self._reserved = reserved  # its port, bound before the agent was dialled
 
     @property
     def session_id(self) -> str:
@@ -116,7 +118,7 @@ class Session:
         if (line := io.line_info()) is not None:
             await self.writer.put_session_line(plan.session_id, line)
         try:
-            self.backend = await start_backend(plan, io)
+            self.backend = await start_backend(plan, io, self._reserved)
             addresses = self.backend.addresses if self.backend is not None else None
             async with asyncio.TaskGroup() as tg:
                 readers = [tg.create_task(io.read(side)) for side in (Side.USER, Side.AGENT)]

@@ -43,6 +43,8 @@ from vae.bridge_service.runs.pairing import PairingPool, PairingTimeout
 from vae.bridge_service.runs.tiers import plan_on_clock
 from vae.bridge_service.session.plan import SessionPlan
 from vae.bridge_service.telemetry.hub import TraceHub
+from vae.bridge_service.tools.backend import Reservation
+from vae.bridge_service.tools.session import reserve as reserve_backend
 from vae.recordings.models import Side
 from vae.recordings.scenarios.model import Scenario
 from vae.recordings.write.writer import RecordingWriter
@@ -105,14 +107,19 @@ class AttemptRunner:
         return work.result()
 
     async def _endpoints(
-        self, run: RunState, preset: SideEndpoint | None = None, plan: SessionPlan | None = None
+        self,
+        run: RunState,
+        preset: SideEndpoint | None = None,
+        plan: SessionPlan | None = None,
+        tools: Reservation | None = None,
     ) -> dict[Side, SideEndpoint]:
         s = run.settings
         dialled: dict[Side, SideEndpoint] = {} if preset is None else {preset.role: preset}
         try:
             for side, config in ((Side.USER, s.user_connector), (Side.AGENT, s.agent_connector)):
                 if config is not None and side not in dialled:
-                    config = dial_for(config, plan)
+                    at = tools.addresses if tools is not None and side is Side.AGENT else None
+                    config = dial_for(config, plan, at)
                     dialled[side] = await self._until_cancelled(
                         run, self.connectors.dial(config, side)
                     )
@@ -145,10 +152,17 @@ class AttemptRunner:
                 return await self.shared.run_queued(run, plan, self.live)
             except NotRun:
                 raise RunCancelled from None
+        # An agent reached through a connector learns its tool backend as it is dialled.
+        tools = reserve_backend(plan) if run.settings.agent_connector is not None else None
         try:
-            # A replay plays the user side itself (vae.bridge_service.replay).
-            replayed = await open_replay(run.settings, plan, self.writer.path)
-            endpoints = await self._endpoints(run, replayed, plan)
+            try:
+                # A replay plays the user side itself (vae.bridge_service.replay).
+                replayed = await open_replay(run.settings, plan, self.writer.path)
+                endpoints = await self._endpoints(run, replayed, plan, tools)
+            except BaseException:
+                if tools is not None:
+                    tools.close()
+                raise
         except PairingTimeout as exc:
             why = StopReason.BOT_UNSUPPORTED if exc.unsupported else StopReason.PEER_NEVER_JOINED
             return await record_unrun(self.writer, run, plan, why, str(exc))
@@ -162,7 +176,7 @@ class AttemptRunner:
             log.exception("%s attempt %d: dialling failed", scenario.name, attempt)
             detail = f"connector: {type(exc).__name__}: {exc}"
             return await record_unrun(self.writer, run, plan, StopReason.CONNECTOR_FAILED, detail)
-        return await self.serve_paired(run, plan, endpoints, replayed)
+        return await self.serve_paired(run, plan, endpoints, replayed, tools)
 
     async def serve_paired(
         self,
@@ -170,17 +184,24 @@ class AttemptRunner:
         plan: SessionPlan,
         endpoints: dict[Side, SideEndpoint],
         replayed: SideEndpoint | None = None,
+        tools: Reservation | None = None,
     ) -> SessionResult:
         """Run an attempt whose sides are at hand: at a worker, else in this process
-        (also an attempt claimed from the shared queue: ``vae.bridge_service.shared``)."""
+        (also an attempt claimed from the shared queue: ``vae.bridge_service.shared``).
+
+        ``tools``: the session's tool backend port, bound before its agent was
+        dialled; the session's backend serves it (closed on every other way out).
+        """
         plan = plan_on_clock(plan, endpoints)  # --clock auto: this session's clock, from its sides
         session_id = plan.session_id
         if self.traces is not None:  # the agent's spans of this session may now arrive
             agent = endpoints[Side.AGENT].bot.labels.get("url", "")
             self.traces.session_started(plan.run_id, session_id, str(agent))
         try:
-            return await self._serve_paired(run, plan, endpoints, replayed)
+            return await self._serve_paired(run, plan, endpoints, replayed, tools)
         finally:
+            if tools is not None:
+                tools.close()  # a no-op once the session's backend took the socket
             if self.traces is not None:
                 self.traces.session_ended(session_id)
 
@@ -190,6 +211,7 @@ class AttemptRunner:
         plan: SessionPlan,
         endpoints: dict[Side, SideEndpoint],
         replayed: SideEndpoint | None,
+        tools: Reservation | None,
     ) -> SessionResult:
         scenario, attempt, session_id = plan.scenario, plan.attempt, plan.session_id
         if self.dispatch is not None and replayed is None:
@@ -205,7 +227,7 @@ class AttemptRunner:
                 await close_endpoints(endpoints)  # redirected: their streams here end
                 return elsewhere
         try:
-            session = Session(plan, endpoints[Side.USER], endpoints[Side.AGENT], self.writer)
+            session = Session(plan, endpoints[Side.USER], endpoints[Side.AGENT], self.writer, tools)
         except BaseException:
             await close_endpoints(endpoints)
             raise

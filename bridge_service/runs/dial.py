@@ -17,9 +17,13 @@ from vae.bridge_service.config import StopReason
 from vae.bridge_service.connectors.base import CallRefused, ConnectorConfig, DialFor
 from vae.bridge_service.session.plan import SessionPlan
 from vae.recordings.traces.ids import traceparent
+from vae.tools.client import BackendAddresses
 
 
-def dial_for(config: ConnectorConfig, plan: SessionPlan | None) -> ConnectorConfig:
+def dial_for(
+    config: ConnectorConfig, plan: SessionPlan | None, tools: BackendAddresses | None = None
+) -> ConnectorConfig:
+    """``config`` for one dial: the session, its trace context and (agent side) its tools."""
     if plan is None:
         return config
     session = DialFor(
@@ -28,6 +32,7 @@ def dial_for(config: ConnectorConfig, plan: SessionPlan | None) -> ConnectorConf
         plan.scenario.name,
         plan.attempt,
         traceparent(plan.run_id, plan.session_id),
+        tools,
     )
     return replace(config, session=session)
 

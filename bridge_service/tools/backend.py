@@ -128,16 +128,23 @@ class ToolBackend:
         return self._now_ns()
 
     # ------------------------------------------------------------ serving
-    async def start(self, app: Callable[[ToolBackend], Any]) -> BackendAddresses:
-        """Bind a free loopback port and serve ``app(self)`` (an ASGI app); return the addresses."""
+    async def start(
+        self, app: Callable[[ToolBackend], Any], sock: socket.socket | None = None
+    ) -> BackendAddresses:
+        """Serve ``app(self)`` (an ASGI app) on ``sock``; return the addresses.
+
+        ``sock``: a loopback socket bound before the session's agent was started
+        (:class:`Reservation`), so an agent process vae starts learns the address in
+        its environment; without one, a free loopback port is bound now. The socket
+        is this backend's from here on (closed by :meth:`close`).
+        """
         import uvicorn  # the tools extra: checked before any session (session.check_run)
 
         quiet = logging.getLogger("uvicorn.error")
         if quiet.level == logging.NOTSET:
             quiet.setLevel(logging.WARNING)  # no per-session start/stop lines from uvicorn
-        sock = socket.create_server(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-        self.addresses = BackendAddresses.at(f"http://127.0.0.1:{port}")
+        sock = sock if sock is not None else bind_loopback()
+        self.addresses = addresses_of(sock)
         config = uvicorn.Config(
             app(self),
             lifespan="on",
@@ -169,3 +176,35 @@ class ToolBackend:
             await server.shutdown(sockets=[sock] if sock is not None else None)
         except Exception:
             log.exception("tool backend: stopping the server failed")
+
+
+def bind_loopback() -> socket.socket:
+    """A listening socket on a free loopback port (connections queue until served)."""
+    return socket.create_server(("127.0.0.1", 0))
+
+
+def addresses_of(sock: socket.socket) -> BackendAddresses:
+    return BackendAddresses.at(f"http://127.0.0.1:{sock.getsockname()[1]}")
+
+
+class Reservation:
+    """A session's backend port, bound before its agent is dialled; the backend serves it.
+
+    Why: an agent process vae starts (LiveKit) reads ``VAE_TOOLS_URL`` from its
+    environment when it starts, and a SIP INVITE names the backend in headers,
+    both before ``SessionStart``. An agent that calls before the backend serves
+    waits in the socket's backlog. Closed if the session never starts.
+    """
+
+    def __init__(self) -> None:
+        self.socket: socket.socket | None = bind_loopback()
+        self.addresses = addresses_of(self.socket)
+
+    def take(self) -> socket.socket | None:
+        """The socket, now the backend's (``None`` once taken or closed)."""
+        sock, self.socket = self.socket, None
+        return sock
+
+    def close(self) -> None:
+        if (sock := self.take()) is not None:
+            sock.close()

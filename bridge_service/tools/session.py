@@ -3,6 +3,9 @@
 - :func:`check_run` at StartRun: a run that asks for a backend (``vae run
   --tool-backend``, or any scenario's ``tool_backend: true``) is refused when
   the ``tools`` extra is missing, naming ``pip install 'vae[tools]'``;
+- :func:`reserve` before the agent is dialled: the backend's port, bound now, so
+  an agent vae starts (LiveKit: ``VAE_TOOLS_URL``) or calls (SIP headers)
+  learns its address before ``SessionStart``;
 - :func:`start_backend` before ``SessionStart``: the agent side's tools over
   its initial DB (``initial_state`` plus its ``initialization_actions``, run
   through the same effects), served on a free loopback port; a
@@ -24,7 +27,7 @@ from typing import Any
 from vae.bridge_service.config import RunSettings
 from vae.bridge_service.session.plan import SessionPlan
 from vae.bridge_service.session.state import SessionState
-from vae.bridge_service.tools.backend import ToolBackend
+from vae.bridge_service.tools.backend import Reservation, ToolBackend
 from vae.recordings.canonical import state_hash
 from vae.recordings.models import EventKind, FinalStateRecord, Side
 from vae.recordings.scenarios.model import Scenario
@@ -72,10 +75,24 @@ def check_run(settings: RunSettings, scenarios: list[Scenario]) -> None:
         raise ToolBackendUnavailable(f"{field}: {why}")
 
 
-async def start_backend(plan: SessionPlan, io: SessionState) -> ToolBackend | None:
-    """Start the session's backend when the run or the scenario asks for one (None otherwise)."""
+def reserve(plan: SessionPlan) -> Reservation | None:
+    """The session's backend port, bound before dialling, when it will have a backend."""
+    if not enabled(plan.settings, plan.scenario) or missing_extra():
+        return None
+    return Reservation()
+
+
+async def start_backend(
+    plan: SessionPlan, io: SessionState, reserved: Reservation | None = None
+) -> ToolBackend | None:
+    """Start the session's backend when the run or the scenario asks for one (None otherwise).
+
+    ``reserved``: its port, bound before the agent was dialled (:func:`reserve`).
+    """
     scenario = plan.scenario
     if not enabled(plan.settings, scenario):
+        if reserved is not None:
+            reserved.close()
         return None
     why = missing_extra()
     if why:
@@ -93,7 +110,7 @@ async def start_backend(plan: SessionPlan, io: SessionState) -> ToolBackend | No
     backend = ToolBackend(
         world, record, io.time_ns, io.started_ns, title=f"vae tool backend: {scenario.name}"
     )
-    addresses = await backend.start(application)
+    addresses = await backend.start(application, reserved.take() if reserved else None)
     started: dict[str, Any] = {"event": "started", **addresses.to_dict()}
     started["tools"] = sorted(tools.tools)
     if world.init_problems:

@@ -6,7 +6,8 @@ for the agent to connect (``start_timeout_s``) and answer
 ``get_framework_info``; a process that exits or never connects is a
 :class:`BotStartError` carrying the tail of its stderr, and is stopped. The
 agent runs in its file's folder with ``VAE_SESSION_DIR`` set to a folder of
-the session's own (see :mod:`.connector`).
+the session's own (see :mod:`.connector`), and ``VAE_TOOLS_URL`` set to the
+session's tool backend when it has one (docs/contract.md).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from vae.bridge_service.connectors.livekit.options import LivekitOptions, parse_
 from vae.bridge_service.connectors.livekit.process import AgentProcess, launcher
 from vae.bridge_service.connectors.trace_context import process_environment
 from vae.recordings.models import Side
+from vae.tools.client import agent_environment
 
 __all__ = ["agent_path", "check_config", "dial"]
 
@@ -72,6 +74,8 @@ async def dial(config: ConnectorConfig, role: Side) -> LivekitEndpoint:
     env = {**os.environ, **extra_env, "VAE_SESSION_DIR": str(folder.path), "PYTHONUNBUFFERED": "1"}
     if config.session is not None:  # the session's trace context (connectors/trace_context.py)
         env |= process_environment(config.session.session_id, config.session.traceparent)
+        if config.session.tool_backend is not None:  # the session's tools: VAE_TOOLS_URL
+            env |= agent_environment(config.session.tool_backend)
     process: AgentProcess | None = None
     try:
         try:

@@ -32,6 +32,7 @@ from vae.bridge_service.connectors.sip.target import (
     parse_target,
     resolve,
 )
+from vae.bridge_service.connectors.tool_backend import sip_headers
 from vae.recordings.models import Side
 from vae.sip import SipUnavailable, require
 
@@ -56,6 +57,8 @@ def session_headers(config: ConnectorConfig, extra: list[tuple[str, str]]) -> li
     ]  # fmt: skip
     if s is not None and s.traceparent:  # W3C trace context (connectors/trace_context.py)
         named.append(("traceparent", header_value(s.traceparent)))
+    if s is not None:  # the session's tool backend, if any (connectors/tool_backend.py)
+        named += [(k, header_value(v)) for k, v in sip_headers(s.tool_backend)]
     return named + extra
 
 

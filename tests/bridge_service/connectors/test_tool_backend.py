@@ -62,3 +62,46 @@ def test_pipecat_client_message() -> None:
     assert told["d"] == AT.to_dict()
     plain = start_messages(START, options, Requests())
     assert not [m for m in plain if m["data"].get("t") == "set_tool_backend"]
+
+
+def test_a_sip_invite_names_the_backend_bound_before_the_dial() -> None:
+    from tests.bridge_service.connectors.test_trace_context import plan
+    from vae.bridge_service.connectors.sip.outbound import session_headers
+    from vae.bridge_service.runs.dial import dial_for
+
+    config = ConnectorConfig("sip", "sip:agent@127.0.0.1")
+    headers = dict(session_headers(dial_for(config, plan(), AT), []))
+    assert headers["X-Vae-Tools-Http-Url"] == AT.http_url
+    assert headers["X-Vae-Tools-Openapi-Url"] == AT.openapi_url
+    assert headers["X-Vae-Tools-Mcp-Url"] == AT.mcp_url
+    assert "X-Vae-Session" in headers
+    without = dict(session_headers(dial_for(config, plan()), []))
+    assert not [h for h in without if h.startswith("X-Vae-Tools")]
+
+
+async def test_the_backend_serves_the_port_reserved_for_it() -> None:
+    """A call made before the backend serves waits in the backlog and is answered."""
+    from vae.bridge_service.tools.backend import Reservation, ToolBackend
+    from vae.bridge_service.tools.http import application
+    from vae.tools.client import call_tool
+    from vae.tools.spec import ToolSet
+    from vae.tools.world import ToolWorld
+
+    reserved = Reservation()
+    early = asyncio.create_task(
+        asyncio.to_thread(call_tool, reserved.addresses.http_url, "ping", {})
+    )
+
+    async def record(*_: Any) -> None:
+        return None
+
+    world = ToolWorld(ToolSet.from_side({"ping": {}}, {}), {}, [])
+    backend = ToolBackend(world, record, lambda: 0, 0)
+    try:
+        assert await backend.start(application, reserved.take()) == reserved.addresses
+        status, _ = await asyncio.wait_for(early, 10)
+        assert status == 200
+    finally:
+        await backend.close()
+    reserved.close()  # taken: a no-op
+    assert reserved.socket is None

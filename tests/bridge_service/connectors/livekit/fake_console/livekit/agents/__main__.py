@@ -17,6 +17,9 @@ the wire (connect, length-prefixed messages, answering requests) is the same.
 - ``oversized``, ``unknown``, ``garbage``: greets, then, once the caller's
   audio arrives, sends a 2 MiB length, a message of a kind vae does not know,
   or bytes that are no protobuf;
+- ``tools``: as ``speak``, but books the table through the session's tool
+  backend first (``POST $VAE_TOOLS_URL/tools/book_table``), as an agent vae
+  starts learns to;
 - ``bench``: once the caller's audio arrives, speaks the burst pattern of
   ``benchmarks/lib/bursts.py`` (on ``PYTHONPATH`` too) in real time for
   ``BENCH_SECONDS``, noting ``emit``/``heard`` lines in ``$BENCH_LOG``.
@@ -79,6 +82,8 @@ def main() -> None:
     if MODE == "crash":
         print("fake agent: boom, giving up mid-call", file=sys.stderr, flush=True)
         os._exit(3)
+    if MODE == "tools":
+        book_through_backend()
     speak(send, 0.8)
     event = pb.AgentSessionEvent.FunctionToolsExecuted(
         function_calls=[
@@ -89,6 +94,18 @@ def main() -> None:
     )
     send(pb.AgentSessionMessage(event=pb.AgentSessionEvent(function_tools_executed=event)))
     time.sleep(3600)
+
+
+def book_through_backend() -> None:
+    """POST the booking to the backend named by ``VAE_TOOLS_URL`` (standard library only)."""
+    import json
+    import urllib.request
+
+    url = os.environ["VAE_TOOLS_URL"] + "/tools/book_table"
+    body = json.dumps({"party_size": 2, "time": "19:00"}).encode()
+    request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        print(f"fake agent: booked through {url}: {answer.status}", file=sys.stderr, flush=True)
 
 
 def audio_frame(piece: np.ndarray) -> pb.AgentSessionMessage:
