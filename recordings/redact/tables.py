@@ -81,6 +81,15 @@ RUN_TABLES: tuple[Table, ...] = (
                                   "modality": K, "clock": K, "state": K, "enqueued_ns": "keep",
                                   "claimed_by": K, "bridge_json": J, "end_reason": K,
                                   "end_detail": T}),
+    # The agent's spans (OTLP in): a span's attributes hold what was said and heard.
+    Table("agent_spans", "run", {"id": K, "run_id": K, "session_id": K, "trace_id": K,
+                                 "span_id": K, "parent_span_id": K, "name": T, "kind": K,
+                                 "service": T, "start_ns": "keep", "end_ns": "keep",
+                                 "status": T, "attributes_json": J, "resource_json": J,
+                                 "matched_by": K, "received_ns": "keep"}),
+    Table("otel_exports", "run", {"id": K, "run_id": K, "scoring_id": K, "endpoint": K,
+                                  "spans": "keep", "dropped": "keep", "error": T,
+                                  "elapsed_s": "keep", "created_ns": "keep"}),
     # The redaction's own rows hold no values: copied as they are.
     Table("redactions", "run", {"id": K, "run_id": K, "mode": K, "created_ns": "keep",
                                 "fingerprint": K, "config_json": K, "summary_json": K}),

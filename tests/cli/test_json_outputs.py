@@ -31,10 +31,11 @@ NO_AUDIO = ["--only", "action_match", "--only", "db_state_match", "--only", "cle
 # label, labels import|list: tests/cli/labels/test_label_cmd.py;
 # scores agree: tests/cli/labels/test_agree_cmd.py;
 # review (serves until stopped): tests/scorer_service/review/helpers.py;
-# gate: tests/cli/gate/test_gate_cmd.py.
+# gate: tests/cli/gate/test_gate_cmd.py; load (the whole stdout one document):
+# tests/cli/load/test_load_soak.py.
 COVERED_ELSEWHERE = {
     "run", "demo", "import nemo", "compare", "import calls", "label", "labels import",
-    "labels list", "scores agree", "review", "gate", "redact",
+    "labels list", "scores agree", "review", "gate", "redact", "load",
 }  # fmt: skip
 COVERED_HERE = {
     "runs list", "runs show", "rescore", "scores list", "scores show", "scores diff", "report",

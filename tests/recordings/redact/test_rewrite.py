@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import json
 import shutil
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,6 +35,19 @@ def _files(db: Path) -> list[Path]:
 
 def _digest(db: Path) -> str:
     return hashlib.sha256(b"".join(p.read_bytes() for p in _files(db) if p.exists())).hexdigest()
+
+
+def _agent_span_heard(db: Path, text: str) -> None:
+    """An agent's STT span (OTLP in) whose attributes hold what the caller said."""
+    with sqlite3.connect(db) as conn:
+        (session_id,) = conn.execute("SELECT session_id FROM sessions LIMIT 1").fetchone()
+        conn.execute(
+            "INSERT INTO agent_spans (run_id, session_id, trace_id, span_id, name, start_ns,"
+            " end_ns, attributes_json, matched_by, received_ns)"
+            " VALUES ('june', ?, ?, ?, 'stt', 1, 2, ?, 'trace_context', 3)",
+            (session_id, "1" * 32, "2" * 16, json.dumps({"transcript": text})),
+        )
+    conn.close()
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +81,8 @@ async def test_in_place_leaves_nothing_in_the_file_wal_cache_export_or_report(
 ) -> None:
     db = tmp_path / "vae.db"
     await _imported_and_judged(calls, str(db), judge)
-    # The values are there before (in events, audio's transcripts, the judge's cache).
+    _agent_span_heard(db, "my card is 4111 1111 1111 1111")
+    # The values are there before (in events, audio's transcripts, the judge's cache, a span).
     assert set(scan(_files(db))) == set(NEEDLES)
     code, out, err = await cli("redact", "june", "--db", str(db), "--in-place", "--json")
     assert code == 0, err

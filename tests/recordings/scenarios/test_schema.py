@@ -20,7 +20,7 @@ import jsonschema
 import pytest
 import yaml
 
-from vae.bots.brains import scripted
+from vae.bots.brains import script_format
 from vae.recordings.scenarios import caller, line, model, parse, parts, tools
 from vae.recordings.scenarios.docs import FIELD_DOCS
 from vae.recordings.scenarios.schema import (
@@ -100,7 +100,7 @@ def test_every_field_has_a_description() -> None:
 
 def test_bot_and_scorer_formats_match_the_declared_parts() -> None:
     """The reference bots and the scorer parse at run time what the schema declares."""
-    assert {f.name for f in dataclasses.fields(parts.ScriptItem)} == scripted._ITEM_KEYS
+    assert {f.name for f in dataclasses.fields(parts.ScriptItem)} == script_format._ITEM_KEYS
     assert set(jsondb.OPERATIONS) == set(parts.EFFECT_OPERATIONS)
     assert set(typing.get_args(parts.EffectOperation)) == set(parts.EFFECT_OPERATIONS)
     ops = set(db_assertion.OPERATORS) | set(db_assertion.EXISTENCE)

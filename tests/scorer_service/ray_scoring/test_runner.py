@@ -110,12 +110,22 @@ async def two_copies(tmp_path: Path) -> tuple[Path, Path, RunInfo]:
     return local, on_ray, info
 
 
+def _untimed(detail: Any) -> Any:
+    """A score's detail without when its judge call ran (two rescores never share that)."""
+    if isinstance(detail, dict) and isinstance(detail.get("usage"), dict):
+        usage = {k: v for k, v in detail["usage"].items() if k not in ("started_ns", "ended_ns")}
+        return {**detail, "usage": usage}
+    return detail
+
+
 def stored(db: Path, scoring_id: str) -> tuple[ScoringRecord, dict[tuple[str, str], Any]]:
     with RecordingReader(db) as reader:
         scoring = reader.scoring(scoring_id)
         scores = reader.scores(scoring_id)
     assert scoring is not None
-    rows = {(s.session_id, s.signal): (s.verdict, s.value, s.detail, s.error) for s in scores}
+    rows = {
+        (s.session_id, s.signal): (s.verdict, s.value, _untimed(s.detail), s.error) for s in scores
+    }
     return scoring, rows
 
 
@@ -128,7 +138,8 @@ def assert_same_scoring(a: ScoringRecord, b: ScoringRecord) -> None:
 def returned(result: RescoreResult) -> list[tuple[Any, ...]]:
     return [
         (o.session_id, o.scenario_name, o.domain, o.duration_s,
-         sorted((s.signal, s.verdict, s.value, repr(s.detail), s.error) for s in o.scores))
+         sorted((s.signal, s.verdict, s.value, repr(_untimed(s.detail)), s.error)
+                for s in o.scores))
         for o in result.sessions
     ]  # fmt: skip
 
