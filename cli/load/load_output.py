@@ -20,7 +20,7 @@ def _ms(value: float | None) -> str:
 
 
 def write_report(result: LoadResult, path: Path) -> None:
-    from vae.scorer_service.report.load_html import render
+    from vae.scorer_service.report.load.page import render
 
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render(result), encoding="utf-8")

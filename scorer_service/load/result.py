@@ -1,7 +1,7 @@
 """A load test's result: its steps, the knee, the soak, the advice — one source for every output.
 
 ``vae load --json`` prints :meth:`LoadResult.to_dict`, the terminal summary
-and the HTML report (``vae.scorer_service.report.load_html``) read the same
+and the HTML report (``vae.scorer_service.report.load.page``) read the same
 objects, so the three never disagree. Per step, at least: ``concurrency``,
 ``run_id`` (the ordinary run holding its calls), ``calls``,
 ``success_rate``, ``latency_ms`` {p50, p95, p99}, ``harness_limited`` and

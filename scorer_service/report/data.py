@@ -38,8 +38,8 @@ from vae.scorer_service.ledger.scorings import (
 )
 from vae.scorer_service.report.audio import session_audio_uri, write_session_audio
 from vae.scorer_service.report.extras_data import report_extras
-from vae.scorer_service.report.labels_html import labels_block
-from vae.scorer_service.report.redaction_html import redaction_block
+from vae.scorer_service.report.sections.labels import labels_block
+from vae.scorer_service.report.sections.redaction import redaction_block
 from vae.scorer_service.report.session_entry import session_entry
 
 #: Order of sessions in the report by outcome: what needs attention first.

@@ -15,12 +15,12 @@ import json
 from html import escape
 from typing import Any
 
-from vae.scorer_service.report.compare_html import baseline_section, diff_section
-from vae.scorer_service.report.extras_html import cost_section, traces_section
-from vae.scorer_service.report.labels_html import labels_section
-from vae.scorer_service.report.redaction_html import redaction_section
 from vae.scorer_service.report.scorecard import failing_list, scorecard, trials_table
 from vae.scorer_service.report.script import SCRIPT, script_json
+from vae.scorer_service.report.sections.compare import baseline_section, diff_section
+from vae.scorer_service.report.sections.extras import cost_section, traces_section
+from vae.scorer_service.report.sections.labels import labels_section
+from vae.scorer_service.report.sections.redaction import redaction_section
 from vae.scorer_service.report.session_html import session_block
 from vae.scorer_service.report.style import CSS
 from vae.scorer_service.report.svg import histogram

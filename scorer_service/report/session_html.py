@@ -18,11 +18,11 @@ from html import escape
 from typing import Any
 
 from vae.scorer_service.heard.compare import mismatch_text
-from vae.scorer_service.report.caller_html import caller_line
-from vae.scorer_service.report.extras_html import usd
 from vae.scorer_service.report.scorecard import badge, outcome_badge
+from vae.scorer_service.report.sections.caller import caller_line
+from vae.scorer_service.report.sections.extras import usd
+from vae.scorer_service.report.sections.waterfall import waterfall_block
 from vae.scorer_service.report.timeline import session_timeline, timeline_legend
-from vae.scorer_service.report.waterfall_html import waterfall_block
 
 
 def _json(value: Any) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from vae.bridge_service.session.caller_record import caller_record
-from vae.scorer_service.report.caller_html import caller_line, caller_summary
+from vae.scorer_service.report.sections.caller import caller_line, caller_summary
 
 
 def test_the_caller_line_names_voice_behaviours_and_voicemail() -> None:

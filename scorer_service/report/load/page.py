@@ -15,8 +15,8 @@ from __future__ import annotations
 from html import escape
 
 from vae.scorer_service.load.result import LoadResult, SoakResult, StepResult
-from vae.scorer_service.report.line_svg import Axes, Marker, Series, Threshold, line_chart
-from vae.scorer_service.report.load_soak_html import soak_section
+from vae.scorer_service.report.load.line_chart import Axes, Marker, Series, Threshold, line_chart
+from vae.scorer_service.report.load.soak import soak_section
 from vae.scorer_service.report.style import AGENT, BAD, CSS, GOOD, NEUTRAL, USER, WARN
 
 _EXTRA_CSS = """

@@ -1,7 +1,7 @@
 """The soak's part of the load report: p95, success and failures per window, the drift.
 
 Markup and inline SVG like the rest of the report
-(:mod:`vae.scorer_service.report.load_html`): the windows over the soak's
+(:mod:`vae.scorer_service.report.load.page`): the windows over the soak's
 clock (minutes once the soak is three or more), the least-squares trend of
 every reply as a dashed line, the drift with its 95 % interval and whether
 it is significant, and the windows' table.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from html import escape
 
 from vae.scorer_service.load.result import SoakResult
-from vae.scorer_service.report.line_svg import Axes, Series, line_chart
+from vae.scorer_service.report.load.line_chart import Axes, Series, line_chart
 from vae.scorer_service.report.style import AGENT, BAD, GOOD, NEUTRAL
 
 

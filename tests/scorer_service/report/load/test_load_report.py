@@ -18,7 +18,7 @@ from vae.scorer_service.load.headroom import Headroom, ProcessLoad
 from vae.scorer_service.load.knee import find_knee
 from vae.scorer_service.load.result import LoadResult, SoakResult, StepResult
 from vae.scorer_service.load.soak import soak
-from vae.scorer_service.report.load_html import render
+from vae.scorer_service.report.load.page import render
 
 EVIL = '</script><img src="https://example.invalid/x.png" onerror="alert(1)">'
 
