@@ -91,8 +91,6 @@ async def start_backend(
     """
     scenario = plan.scenario
     if not enabled(plan.settings, scenario):
-        if reserved is not None:
-            reserved.close()
         return None
     why = missing_extra()
     if why:

@@ -72,12 +72,12 @@ def brain_factory(o: BrainOptions) -> tuple[Callable[[], Brain], str]:
             raise click.UsageError(f"{exc} (--asr {o.asr}: --asr-base-url, --asr-model)") from exc
     brain: Brain = play_script
     kind = "scripted"
-    if o.script_from is not None:
-        brain = overriding(_scripts(o.script_from, o.role))
+    sides = _scripts(o.script_from, o.role) if o.script_from is not None else {}
+    if sides:
+        brain = overriding(sides)
     if pacing:
         from vae.bots.brains.capacity import Capacity
 
-        sides = _scripts(o.script_from, o.role) if o.script_from is not None else {}
         brain = Capacity(o.capacity, o.base_latency, o.slow_down).brain(
             lambda conv, pace: overriding(sides, pace)(conv)
         )

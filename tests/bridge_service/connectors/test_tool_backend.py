@@ -83,14 +83,16 @@ async def test_the_backend_serves_the_port_reserved_for_it() -> None:
     """A call made before the backend serves waits in the backlog and is answered."""
     from vae.bridge_service.tools.backend import Reservation, ToolBackend
     from vae.bridge_service.tools.http import application
-    from vae.tools.client import call_tool
     from vae.tools.spec import ToolSet
     from vae.tools.world import ToolWorld
 
     reserved = Reservation()
-    early = asyncio.create_task(
-        asyncio.to_thread(call_tool, reserved.addresses.http_url, "ping", {})
-    )
+    port = int(reserved.addresses.http_url.rsplit(":", 1)[1])
+    # Connected and the request sent while nothing serves the port yet.
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"POST /tools/ping HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: 2\r\nConnection: close\r\n\r\n{}")  # fmt: skip
+    await writer.drain()
 
     async def record(*_: Any) -> None:
         return None
@@ -99,9 +101,10 @@ async def test_the_backend_serves_the_port_reserved_for_it() -> None:
     backend = ToolBackend(world, record, lambda: 0, 0)
     try:
         assert await backend.start(application, reserved.take()) == reserved.addresses
-        status, _ = await asyncio.wait_for(early, 10)
-        assert status == 200
+        status_line = await asyncio.wait_for(reader.readline(), 10)
+        assert status_line.startswith(b"HTTP/1.1 200"), status_line
     finally:
+        writer.close()
         await backend.close()
     reserved.close()  # taken: a no-op
     assert reserved.socket is None
